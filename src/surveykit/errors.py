@@ -1,0 +1,211 @@
+"""The exceptions surveykit raises.
+
+Everything derives from :class:`SurveykitError`::
+
+    SurveykitError
+    ├── ConfigurationError          bad settings (insecure URL with a token, ...)
+    ├── APIConnectionError          the request provably never reached the server
+    ├── APITimeoutError             a read-only request timed out (after its retries)
+    ├── OutcomeUnknownError         a send may or may not have reached the server
+    ├── APIStatusError              the server answered with an error status
+    │   ├── BadRequestError             400
+    │   │   └── SendRejectedError       400 with a Send response (landline, blocked, stop list)
+    │   ├── AuthenticationError         401
+    │   ├── PermissionDeniedError       403
+    │   ├── NotFoundError               404
+    │   ├── RateLimitError              429
+    │   └── ServerError                 5xx
+    └── ResultsParseError           results that cannot be read (format, record, byte offset)
+
+Error messages never contain the access token: requests are described by method and URL
+only, never by their headers.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import httpx
+
+    from surveykit.models import ProblemDetails, SendResponse
+
+__all__ = [
+    "APIConnectionError",
+    "APIStatusError",
+    "APITimeoutError",
+    "AuthenticationError",
+    "BadRequestError",
+    "ConfigurationError",
+    "NotFoundError",
+    "OutcomeUnknownError",
+    "PermissionDeniedError",
+    "RateLimitError",
+    "ResultsParseError",
+    "SendRejectedError",
+    "ServerError",
+    "SurveykitError",
+]
+
+
+class SurveykitError(Exception):
+    """Base class of every error surveykit raises."""
+
+
+class ConfigurationError(SurveykitError, ValueError):
+    """The client was configured in a way that is unsafe or incomplete."""
+
+
+def _describe(request: httpx.Request | None) -> str:
+    # Method and URL only: headers carry the token.
+    return f"{request.method} {request.url}" if request is not None else "request"
+
+
+class APIConnectionError(SurveykitError):
+    """The request could not be delivered, and provably never reached the server.
+
+    Raised after the retries allowed for the request were used up.
+    """
+
+    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+
+
+class APITimeoutError(SurveykitError):
+    """A read-only request timed out, after the retries it was allowed."""
+
+    def __init__(self, message: str, *, request: httpx.Request | None = None) -> None:
+        super().__init__(message)
+        self.request = request
+
+
+class OutcomeUnknownError(SurveykitError):
+    """A non-idempotent request (a send) failed in a way that leaves its outcome unknown.
+
+    The request may have reached the server and been acted on (for example a timeout after
+    the body was sent, or a connection reset before the response). surveykit never retries
+    it by itself: check the platform (or the sandbox journal) before sending again.
+    """
+
+    def __init__(
+        self, message: str, *, request: httpx.Request | None = None, cause: BaseException
+    ) -> None:
+        super().__init__(message)
+        self.request = request
+        self.cause = cause
+
+
+class APIStatusError(SurveykitError):
+    """The server answered with an error status.
+
+    Attributes:
+        status_code: the HTTP status.
+        body: the parsed JSON body, or the text body when it is not JSON.
+        problem: the body as :class:`~surveykit.models.ProblemDetails` when it is one.
+        response: the :class:`httpx.Response`.
+        request: the :class:`httpx.Request` that was answered.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        response: httpx.Response,
+        body: Any = None,
+        problem: ProblemDetails | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.response = response
+        self.request = response.request
+        self.status_code = response.status_code
+        self.body = body
+        self.problem = problem
+
+
+class BadRequestError(APIStatusError):
+    """400: the platform refused the request (validation, routing, problem sending)."""
+
+
+class SendRejectedError(BadRequestError):
+    """400 whose body is a Send response: a landline, a blocked or a stop-listed number.
+
+    ``send_response`` holds the platform's answer (MessageID ``Unknown``, the Status,
+    Reachable and NumberType that explain the rejection).
+    """
+
+    def __init__(
+        self, message: str, *, response: httpx.Response, body: Any, send_response: SendResponse
+    ) -> None:
+        super().__init__(message, response=response, body=body)
+        self.send_response = send_response
+
+
+class AuthenticationError(APIStatusError):
+    """401: authentication missing or invalid."""
+
+
+class PermissionDeniedError(APIStatusError):
+    """403: the account lacks a permitted role (sa, Admin or Organization for email)."""
+
+
+class NotFoundError(APIStatusError):
+    """404: for example an import reference the platform does not know."""
+
+
+class RateLimitError(APIStatusError):
+    """429: too many requests. ``retry_after`` is the server's wait in seconds, if given."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        response: httpx.Response,
+        body: Any = None,
+        problem: ProblemDetails | None = None,
+        retry_after: float | None = None,
+    ) -> None:
+        super().__init__(message, response=response, body=body, problem=problem)
+        self.retry_after = retry_after
+
+
+class ServerError(APIStatusError):
+    """5xx: the platform failed."""
+
+
+class ResultsParseError(SurveykitError, ValueError):
+    """Survey results that cannot be read.
+
+    Attributes:
+        format: the format being read (CSV, PIPE, TAB, XML or JSON).
+        offset: the byte offset in the payload where the problem was seen, if known.
+        line: the 1-based line number, if known.
+        record: the 0-based record (row) number, if known.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        format: str,
+        offset: int | None = None,
+        line: int | None = None,
+        record: int | None = None,
+    ) -> None:
+        where = [f"format {format}"]
+        if line is not None:
+            where.append(f"line {line}")
+        if record is not None:
+            where.append(f"record {record}")
+        if offset is not None:
+            where.append(f"byte offset {offset}")
+        super().__init__(f"{message} ({', '.join(where)})")
+        self.format = format
+        self.offset = offset
+        self.line = line
+        self.record = record
+
+
+def describe_request(request: httpx.Request | None) -> str:
+    """Describe a request for an error message: method and URL, never headers."""
+    return _describe(request)

@@ -1,0 +1,1 @@
+"""The embedded sandbox: a stateful simulation of the v3.2 platform."""
