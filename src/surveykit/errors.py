@@ -14,7 +14,8 @@ Everything derives from :class:`SurveykitError`::
     │   ├── PermissionDeniedError       403
     │   ├── NotFoundError               404
     │   ├── RateLimitError              429
-    │   └── ServerError                 5xx
+    │   ├── ServerError                 5xx
+    │   └── UnexpectedResponseError     a success status with a body that cannot be read
     └── ResultsParseError           results that cannot be read (format, record, byte offset)
 
 Error messages never contain the access token: requests are described by method and URL
@@ -45,6 +46,7 @@ __all__ = [
     "SendRejectedError",
     "ServerError",
     "SurveykitError",
+    "UnexpectedResponseError",
 ]
 
 
@@ -171,6 +173,10 @@ class RateLimitError(APIStatusError):
 
 class ServerError(APIStatusError):
     """5xx: the platform failed."""
+
+
+class UnexpectedResponseError(APIStatusError):
+    """The server answered with a success status but a body surveykit cannot read."""
 
 
 class ResultsParseError(SurveykitError, ValueError):

@@ -1,0 +1,117 @@
+"""The asynchronous client: the same resources, awaitable."""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+import anyio
+import httpx
+
+from surveykit.client._base import APIRequest, Async, Sleep, logger
+from surveykit.client._config import resolve
+from surveykit.client._resources import ResourceGroups
+from surveykit.client._retry import RetryPolicy
+
+if TYPE_CHECKING:
+    from surveykit.sandbox import Sandbox
+
+T = TypeVar("T")
+
+
+class AsyncClient(ResourceGroups[Async]):
+    """An asynchronous client of the v3.2 platform; arguments as :class:`Client`.
+
+    Example:
+        >>> async with sk.AsyncClient.sandbox() as client:
+        ...     hooks = await client.webhooks.list()
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        token: str | None = None,
+        *,
+        auth: httpx.Auth | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        retry: RetryPolicy | None = None,
+        allow_insecure_http: bool = False,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.AsyncBaseTransport | None = None,
+    ) -> None:
+        settings = resolve(base_url, token)
+        if settings.base_url is None and transport is None:
+            from surveykit.sandbox import Sandbox
+
+            sandbox = Sandbox()
+            logger.warning(
+                "surveykit: no SURVEYKIT_BASE_URL configured; using the embedded sandbox "
+                "(simulated platform, no network)"
+            )
+            settings = resolve(sandbox.base_url, sandbox.admin_token)
+            transport = httpx.ASGITransport(app=sandbox.app)
+            self.embedded = sandbox
+        super().__init__(
+            settings,
+            auth=auth,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry=retry,
+            allow_insecure_http=allow_insecure_http,
+            headers=headers,
+        )
+        self._http = httpx.AsyncClient(transport=transport, **self._client_options())
+
+    @classmethod
+    def sandbox(cls, sandbox: Sandbox | None = None, **options: Any) -> Self:
+        """An async client of an in-process sandbox (a new one unless given)."""
+        from surveykit.sandbox import Sandbox
+
+        sandbox = sandbox or Sandbox()
+        client = cls(
+            sandbox.base_url,
+            sandbox.admin_token,
+            transport=httpx.ASGITransport(app=sandbox.app),
+            **options,
+        )
+        client.embedded = sandbox
+        return client
+
+    async def _execute(self, spec: APIRequest[T]) -> T:
+        flow = self._flow(self._http, spec)
+        step = next(flow)
+        while True:
+            outcome: httpx.Response | Exception | None
+            if isinstance(step, Sleep):
+                if logger.isEnabledFor(logging.INFO):
+                    logger.info("retrying in %.2fs after %s", step.seconds, step.reason)
+                await anyio.sleep(step.seconds)
+                outcome = None
+            else:
+                try:
+                    outcome = await self._http.send(step.request)
+                except httpx.TransportError as exc:
+                    outcome = exc
+            try:
+                step = flow.send(outcome)
+            except StopIteration as stop:
+                value: T = stop.value
+                return value
+
+    async def aclose(self) -> None:
+        """Close the connections."""
+        await self._http.aclose()
+
+    async def __aenter__(self) -> Self:
+        return self
+
+    async def __aexit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        await self.aclose()

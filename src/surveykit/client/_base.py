@@ -1,0 +1,437 @@
+"""The core that :class:`Client` and :class:`AsyncClient` share.
+
+A resource method builds an :class:`APIRequest` (what to send, how to read the answer,
+whether it is idempotent). :meth:`BaseClient._flow` turns it into a generator of steps
+(send this request, sleep this long) that decides retries and maps errors; the sync and async
+clients only drive that generator with their own I/O. No endpoint is written twice.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from collections.abc import Callable, Generator, Mapping
+from dataclasses import dataclass, field
+from typing import (
+    TYPE_CHECKING,
+    Any,
+    Concatenate,
+    Generic,
+    ParamSpec,
+    TypeVar,
+    overload,
+)
+
+import httpx
+from pydantic import BaseModel
+
+from surveykit.client._auth import BasicTokenAuth
+from surveykit.client._config import DEFAULT_TIMEOUT, Settings, check_transport_security
+from surveykit.client._retry import NEVER_SENT, RetryPolicy, parse_retry_after
+from surveykit.errors import (
+    APIConnectionError,
+    APIStatusError,
+    APITimeoutError,
+    AuthenticationError,
+    BadRequestError,
+    NotFoundError,
+    OutcomeUnknownError,
+    PermissionDeniedError,
+    RateLimitError,
+    SendRejectedError,
+    ServerError,
+    UnexpectedResponseError,
+    describe_request,
+)
+from surveykit.models import ProblemDetails, SendResponse
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable
+
+logger = logging.getLogger("surveykit")
+
+T = TypeVar("T")
+P = ParamSpec("P")
+ModelT = TypeVar("ModelT", bound=BaseModel)
+
+USER_AGENT = "surveykit/0.1"
+
+
+@dataclass(frozen=True)
+class APIRequest(Generic[T]):
+    """A request to the platform, described without any I/O.
+
+    Attributes:
+        method: the HTTP method.
+        path: the route below the base URL, starting with ``/v3.2/``.
+        parse: reads a successful response into the value the caller gets.
+        json: the JSON body, already in wire form, or None.
+        params: query parameters.
+        idempotent: whether sending it twice is harmless; decides the retry policy.
+        send_response_errors: whether a 400 may carry a Send response (landline, blocked).
+        accept: the Accept header.
+    """
+
+    method: str
+    path: str
+    parse: Callable[[httpx.Response], T]
+    json: Any = None
+    params: Mapping[str, str] | None = None
+    idempotent: bool = False
+    send_response_errors: bool = False
+    accept: str = "application/json"
+
+
+@dataclass(frozen=True)
+class Send:
+    """A step of a request flow: send this request and give back the response or error."""
+
+    request: httpx.Request
+
+
+@dataclass(frozen=True)
+class Sleep:
+    """A step of a request flow: wait before the next attempt."""
+
+    seconds: float
+    reason: str = field(default="")
+
+
+Flow = Generator[Send | Sleep, httpx.Response | Exception | None, T]
+
+
+class Mode:
+    """Type-level marker of how a client runs requests."""
+
+
+class Sync(Mode):
+    """Requests return their value."""
+
+
+class Async(Mode):
+    """Requests return an awaitable of their value."""
+
+
+M = TypeVar("M", bound=Mode)
+
+
+class Resource(Generic[M]):
+    """A group of endpoints (``client.messages``, ``client.surveys``, ...)."""
+
+    def __init__(self, client: BaseClient) -> None:
+        self._client = client
+
+
+class endpoint(Generic[P, T]):
+    """Turn a method that builds an :class:`APIRequest` into a method that runs it.
+
+    On a sync client's resource the method returns the value, on an async client's an
+    awaitable of it; type checkers and IDEs see both, from the one definition.
+    """
+
+    def __init__(self, build: Callable[Concatenate[Any, P], APIRequest[T]]) -> None:
+        self._build = build
+        self.__doc__ = build.__doc__
+        self.__name__ = build.__name__
+
+    @overload
+    def __get__(self, obj: None, owner: Any) -> endpoint[P, T]: ...
+    @overload
+    def __get__(self, obj: Resource[Sync], owner: Any) -> Callable[P, T]: ...
+    @overload
+    def __get__(self, obj: Resource[Async], owner: Any) -> Callable[P, Awaitable[T]]: ...
+    def __get__(self, obj: Any, owner: Any) -> Any:
+        if obj is None:
+            return self
+        build = self._build
+        execute = obj._client._execute
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            return execute(build(obj, *args, **kwargs))
+
+        call.__doc__ = build.__doc__
+        call.__name__ = build.__name__
+        return call
+
+    def build(self, resource: Resource[Any], *args: Any, **kwargs: Any) -> APIRequest[T]:
+        """Build the request without running it (for tests and batch drivers)."""
+        return self._build(resource, *args, **kwargs)
+
+
+def model_from(
+    cls: type[ModelT], given: ModelT | Mapping[str, Any] | None, fields: Mapping[str, Any]
+) -> ModelT:
+    """Build a request model from a model instance or dict and/or keyword fields.
+
+    Keyword fields left as None are not given; given ones override the instance's.
+    """
+    values = {key: value for key, value in fields.items() if value is not None}
+    if given is None:
+        return cls.model_validate(values)
+    if isinstance(given, cls) and not values:
+        return given
+    base = given.model_dump(exclude_unset=True) if isinstance(given, BaseModel) else dict(given)
+    return cls.model_validate({**base, **values})
+
+
+def read_json(response: httpx.Response) -> Any:
+    """The response body as JSON; raise :class:`UnexpectedResponseError` if it is not."""
+    if not response.content.strip():
+        return None
+    try:
+        return json.loads(response.content)
+    except ValueError as exc:
+        raise UnexpectedResponseError(
+            f"{describe_request(response.request)} -> {response.status_code}: "
+            f"the body is not JSON: {_snippet(response.text)}",
+            response=response,
+            body=response.text,
+        ) from exc
+
+
+def parse_model(cls: type[ModelT]) -> Callable[[httpx.Response], ModelT]:
+    """A response reader that validates the JSON body into ``cls``."""
+
+    def parse(response: httpx.Response) -> ModelT:
+        body = read_json(response)
+        try:
+            return cls.model_validate(body)
+        except ValueError as exc:
+            raise UnexpectedResponseError(
+                f"{describe_request(response.request)} -> {response.status_code}: "
+                f"the body is not a {cls.__name__}: {exc}",
+                response=response,
+                body=body,
+            ) from exc
+
+    return parse
+
+
+def parse_model_list(cls: type[ModelT]) -> Callable[[httpx.Response], list[ModelT]]:
+    """A response reader for a JSON array of ``cls`` (an object wrapping one array is OK)."""
+
+    def parse(response: httpx.Response) -> list[ModelT]:
+        body = unwrap_list(read_json(response))
+        try:
+            return [cls.model_validate(item) for item in body]
+        except ValueError as exc:
+            raise UnexpectedResponseError(
+                f"{describe_request(response.request)} -> {response.status_code}: "
+                f"the body is not a list of {cls.__name__}: {exc}",
+                response=response,
+                body=body,
+            ) from exc
+
+    return parse
+
+
+def unwrap_list(body: Any) -> list[Any]:
+    """Accept ``[...]``, ``null``, or an object whose only list value is the list."""
+    if body is None:
+        return []
+    if isinstance(body, list):
+        return body
+    if isinstance(body, dict):
+        lists = [value for value in body.values() if isinstance(value, list)]
+        if len(lists) == 1:
+            return lists[0]
+    raise ValueError(f"expected a JSON array, got {_snippet(json.dumps(body))}")
+
+
+def _snippet(text: str, limit: int = 300) -> str:
+    text = text.strip()
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+_STATUS_ERRORS: dict[int, type[APIStatusError]] = {
+    400: BadRequestError,
+    401: AuthenticationError,
+    403: PermissionDeniedError,
+    404: NotFoundError,
+}
+
+
+def _looks_like_send_response(body: Any) -> bool:
+    if not isinstance(body, dict):
+        return False
+    keys = {str(key).lower() for key in body}
+    return "messageid" in keys and "status" in keys
+
+
+def _validation_summary(errors: Any) -> str:
+    if isinstance(errors, dict):
+        parts = []
+        for name, messages in errors.items():
+            text = "; ".join(messages) if isinstance(messages, list) else str(messages)
+            parts.append(f"{name}: {text}")
+        return ", ".join(parts)
+    return str(errors)
+
+
+def _problem(body: Any) -> ProblemDetails | None:
+    # An error body is read as ProblemDetails only when it is one; reading it never fails.
+    if not isinstance(body, dict):
+        return None
+    if not {"title", "detail", "status", "type"} & {str(key).lower() for key in body}:
+        return None
+    try:
+        return ProblemDetails.model_validate(body)
+    except ValueError:
+        return None
+
+
+def status_error(request: APIRequest[Any], response: httpx.Response) -> APIStatusError:
+    """Map an error response to the exception class for its status, with its body."""
+    status = response.status_code
+    where = f"{describe_request(response.request)} -> {status}"
+    try:
+        body: Any = json.loads(response.content) if response.content.strip() else None
+    except ValueError:
+        body = response.text
+    if status == 400 and request.send_response_errors and _looks_like_send_response(body):
+        sent = SendResponse.model_validate(body)
+        detail = ", ".join(
+            f"{name} {value}"
+            for name, value in (
+                ("Status", sent.status),
+                ("NumberType", sent.number_type),
+                ("Reachable", sent.reachable),
+            )
+            if value is not None
+        )
+        return SendRejectedError(
+            f"{where}: send rejected ({detail})", response=response, body=body, send_response=sent
+        )
+    problem = _problem(body)
+    if problem is not None:
+        detail = problem.summary()
+        errors = problem.extra_fields.get("errors")
+        if errors:
+            detail = f"{detail} ({_validation_summary(errors)})"
+    elif isinstance(body, str):
+        detail = _snippet(body) or response.reason_phrase
+    elif body is None:
+        detail = response.reason_phrase or "no body"
+    else:
+        detail = _snippet(json.dumps(body))
+    message = f"{where}: {detail}"
+    if status == 429:
+        return RateLimitError(
+            message,
+            response=response,
+            body=body,
+            problem=problem,
+            retry_after=parse_retry_after(response.headers.get("Retry-After")),
+        )
+    cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else APIStatusError)
+    return cls(message, response=response, body=body, problem=problem)
+
+
+class BaseClient:
+    """Configuration, request building and the retry/error flow, with no I/O."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        *,
+        auth: httpx.Auth | None,
+        timeout: float | httpx.Timeout | None,
+        max_retries: int,
+        retry: RetryPolicy | None,
+        allow_insecure_http: bool,
+        headers: Mapping[str, str] | None,
+    ) -> None:
+        if auth is None and settings.token:
+            auth = BasicTokenAuth(settings.token)
+        if settings.base_url is not None:
+            check_transport_security(
+                settings.base_url, has_credentials=auth is not None, allow=allow_insecure_http
+            )
+        self._settings = settings
+        self._auth = auth
+        self._timeout = DEFAULT_TIMEOUT if timeout is None else httpx.Timeout(timeout)
+        self._retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
+        self._headers = {"User-Agent": USER_AGENT, **(headers or {})}
+
+    @property
+    def base_url(self) -> str | None:
+        """The platform's address (without ``/v3.2``)."""
+        return self._settings.base_url
+
+    @property
+    def retry_policy(self) -> RetryPolicy:
+        """The retry policy requests follow."""
+        return self._retry
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(base_url={self.base_url!r}, auth={self._auth!r})"
+
+    def _client_options(self) -> dict[str, Any]:
+        return {
+            "base_url": self._settings.base_url or "http://sandbox.invalid",
+            "auth": self._auth,
+            "timeout": self._timeout,
+            "headers": self._headers,
+            "follow_redirects": False,
+        }
+
+    def _flow(self, http: httpx.Client | httpx.AsyncClient, spec: APIRequest[T]) -> Flow[T]:
+        request = http.build_request(
+            spec.method,
+            spec.path,
+            json=spec.json,
+            params=spec.params,
+            headers={"Accept": spec.accept},
+        )
+        attempt = 0
+        while True:
+            attempt += 1
+            started = time.perf_counter()
+            outcome = yield Send(request)
+            elapsed = time.perf_counter() - started
+            if isinstance(outcome, Exception):
+                logger.debug(
+                    "%s %s failed after %.3fs: %s",
+                    request.method,
+                    request.url.raw_path.decode(),
+                    elapsed,
+                    type(outcome).__name__,
+                )
+                delay = self._retry.delay_after_error(outcome, attempt, idempotent=spec.idempotent)
+                if delay is None:
+                    raise self._transport_error(spec, request, outcome) from outcome
+                yield Sleep(delay, f"{type(outcome).__name__}")
+                continue
+            assert isinstance(outcome, httpx.Response)
+            response = outcome
+            logger.debug(
+                "%s %s -> %d in %.3fs",
+                request.method,
+                request.url.raw_path.decode(),
+                response.status_code,
+                elapsed,
+            )
+            if response.is_success:
+                return spec.parse(response)
+            delay = self._retry.delay_after_status(response, attempt, idempotent=spec.idempotent)
+            if delay is None:
+                raise status_error(spec, response)
+            yield Sleep(delay, f"status {response.status_code}")
+
+    def _transport_error(
+        self, spec: APIRequest[Any], request: httpx.Request, exc: Exception
+    ) -> Exception:
+        where = describe_request(request)
+        if isinstance(exc, NEVER_SENT):
+            return APIConnectionError(f"{where}: could not connect: {exc}", request=request)
+        if not spec.idempotent:
+            return OutcomeUnknownError(
+                f"{where}: {type(exc).__name__} after the request may have reached the "
+                "platform; it was not sent again. Check before resending.",
+                request=request,
+                cause=exc,
+            )
+        if isinstance(exc, httpx.TimeoutException):
+            return APITimeoutError(f"{where}: timed out: {exc}", request=request)
+        return APIConnectionError(f"{where}: {type(exc).__name__}: {exc}", request=request)

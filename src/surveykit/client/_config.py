@@ -1,0 +1,69 @@
+"""Client settings: arguments first, then environment variables."""
+
+from __future__ import annotations
+
+import ipaddress
+import os
+from dataclasses import dataclass
+
+import httpx
+
+from surveykit.errors import ConfigurationError
+
+ENV_BASE_URL = "SURVEYKIT_BASE_URL"
+ENV_TOKEN = "SURVEYKIT_TOKEN"
+
+DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
+"""30 s to read a response (results can be large), 10 s to connect."""
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Where the client talks to and with which token (never shown in a repr)."""
+
+    base_url: str | None
+    token: str | None
+
+    def __repr__(self) -> str:
+        token = "'***'" if self.token else "None"
+        return f"Settings(base_url={self.base_url!r}, token={token})"
+
+
+def resolve(base_url: str | None, token: str | None) -> Settings:
+    """Take arguments first, then ``SURVEYKIT_BASE_URL`` and ``SURVEYKIT_TOKEN``."""
+    base_url = base_url or os.environ.get(ENV_BASE_URL) or None
+    token = token or os.environ.get(ENV_TOKEN) or None
+    return Settings(normalise_base_url(base_url) if base_url else None, token)
+
+
+def normalise_base_url(url: str) -> str:
+    """Strip a trailing slash and a trailing ``/v3.2``: routes add the version themselves."""
+    url = url.strip().rstrip("/")
+    if url.lower().endswith("/v3.2"):
+        url = url[: -len("/v3.2")]
+    parsed = httpx.URL(url)
+    if parsed.scheme not in ("http", "https") or not parsed.host:
+        raise ConfigurationError(f"base_url: expected an http(s) URL, got {url!r}")
+    return url
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine (localhost or a loopback address)."""
+    if host.lower() in ("localhost", "localhost.localdomain") or host.lower().endswith(
+        ".localhost"
+    ):
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def check_transport_security(base_url: str, *, has_credentials: bool, allow: bool) -> None:
+    """Refuse to send credentials over plain http to another machine unless allowed."""
+    url = httpx.URL(base_url)
+    if url.scheme == "http" and has_credentials and not allow and not is_loopback(url.host):
+        raise ConfigurationError(
+            f"base_url: refusing to send credentials over plain http to {url.host}; "
+            "use https, or pass allow_insecure_http=True if you really mean it"
+        )

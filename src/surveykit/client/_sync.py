@@ -1,0 +1,137 @@
+"""The synchronous client."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Mapping
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self, TypeVar
+
+import httpx
+
+from surveykit.client._base import APIRequest, Sleep, Sync, logger
+from surveykit.client._config import resolve
+from surveykit.client._resources import ResourceGroups
+from surveykit.client._retry import RetryPolicy
+from surveykit.client._transports import ASGIPortalTransport
+
+if TYPE_CHECKING:
+    from surveykit.sandbox import Sandbox
+
+T = TypeVar("T")
+
+
+class Client(ResourceGroups[Sync]):
+    """A synchronous client of the v3.2 platform.
+
+    Settings come from the arguments, then from ``SURVEYKIT_BASE_URL`` and
+    ``SURVEYKIT_TOKEN``; with neither, the client runs on the embedded sandbox (no network)
+    and says so once in the log.
+
+    Args:
+        base_url: the platform's address, for example ``https://api.example.com``.
+        token: the access token, sent as ``Authorization: Basic <token>``.
+        auth: any :class:`httpx.Auth` instead of the token (for example an HMAC signer).
+        timeout: seconds, or an :class:`httpx.Timeout`; default 30 s read, 10 s connect.
+        max_retries: retries of a failed request that may be retried (default 2).
+        retry: a full :class:`RetryPolicy` instead of ``max_retries``.
+        allow_insecure_http: allow a token over plain http to a non-loopback host.
+        headers: extra headers on every request.
+        transport: an httpx transport (tests, proxies, the in-process sandbox).
+
+    Example:
+        >>> with sk.Client("https://api.example.com", token="...") as client:
+        ...     client.webhooks.list()
+    """
+
+    def __init__(
+        self,
+        base_url: str | None = None,
+        token: str | None = None,
+        *,
+        auth: httpx.Auth | None = None,
+        timeout: float | httpx.Timeout | None = None,
+        max_retries: int = 2,
+        retry: RetryPolicy | None = None,
+        allow_insecure_http: bool = False,
+        headers: Mapping[str, str] | None = None,
+        transport: httpx.BaseTransport | None = None,
+    ) -> None:
+        settings = resolve(base_url, token)
+        if settings.base_url is None and transport is None:
+            from surveykit.sandbox import Sandbox
+
+            sandbox = Sandbox()
+            logger.warning(
+                "surveykit: no SURVEYKIT_BASE_URL configured; using the embedded sandbox "
+                "(simulated platform, no network)"
+            )
+            settings = resolve(sandbox.base_url, sandbox.admin_token)
+            transport = ASGIPortalTransport(sandbox.app)
+            self.embedded = sandbox
+        super().__init__(
+            settings,
+            auth=auth,
+            timeout=timeout,
+            max_retries=max_retries,
+            retry=retry,
+            allow_insecure_http=allow_insecure_http,
+            headers=headers,
+        )
+        self._http = httpx.Client(transport=transport, **self._client_options())
+
+    @classmethod
+    def sandbox(cls, sandbox: Sandbox | None = None, **options: Any) -> Self:
+        """A client of an in-process sandbox (a new one unless given): no network, no account.
+
+        ``client.embedded`` is the :class:`~surveykit.sandbox.Sandbox`, for its control
+        methods (journal, clock, simulated replies, faults).
+        """
+        from surveykit.sandbox import Sandbox
+
+        sandbox = sandbox or Sandbox()
+        client = cls(
+            sandbox.base_url,
+            sandbox.admin_token,
+            transport=ASGIPortalTransport(sandbox.app),
+            **options,
+        )
+        client.embedded = sandbox
+        return client
+
+    def _execute(self, spec: APIRequest[T]) -> T:
+        flow = self._flow(self._http, spec)
+        step = next(flow)
+        while True:
+            outcome: httpx.Response | Exception | None
+            if isinstance(step, Sleep):
+                if logger.isEnabledFor(logging.INFO):
+                    logger.info("retrying in %.2fs after %s", step.seconds, step.reason)
+                time.sleep(step.seconds)
+                outcome = None
+            else:
+                try:
+                    outcome = self._http.send(step.request)
+                except httpx.TransportError as exc:
+                    outcome = exc
+            try:
+                step = flow.send(outcome)
+            except StopIteration as stop:
+                value: T = stop.value
+                return value
+
+    def close(self) -> None:
+        """Close the connections."""
+        self._http.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

@@ -1,0 +1,127 @@
+"""Configuration order, transport security, and the token kept out of reprs, logs and errors."""
+
+from __future__ import annotations
+
+import logging
+
+import httpx
+import pytest
+
+import surveykit as sk
+from surveykit.client._config import is_loopback
+
+SECRET = "s3cr3t-token-value"
+
+
+def test_arguments_win_over_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SURVEYKIT_BASE_URL", "https://env.example.test")
+    monkeypatch.setenv("SURVEYKIT_TOKEN", "env-token")
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=[])
+
+    sk.Client(transport=httpx.MockTransport(handler)).webhooks.list()
+    assert seen[-1].url.host == "env.example.test"
+    assert seen[-1].headers["Authorization"] == "Basic env-token"
+    client = sk.Client(
+        "https://arg.example.test", "arg-token", transport=httpx.MockTransport(handler)
+    )
+    client.webhooks.list()
+    assert seen[-1].url.host == "arg.example.test"
+    assert seen[-1].headers["Authorization"] == "Basic arg-token"
+
+
+@pytest.mark.parametrize(
+    "url",
+    ["http://api.example.test", "http://10.0.0.5:8080", "http://192.168.1.10"],
+)
+def test_plain_http_with_a_token_to_another_host_is_refused(url: str) -> None:
+    with pytest.raises(sk.ConfigurationError, match="plain http") as caught:
+        sk.Client(url, SECRET)
+    assert SECRET not in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "url",
+    [
+        "http://127.0.0.1:8765",
+        "http://localhost:8765",
+        "http://[::1]:8765",
+        "http://sandbox.localhost",
+        "https://api.example.test",
+    ],
+)
+def test_loopback_http_and_https_are_allowed(url: str) -> None:
+    assert sk.Client(url, SECRET).base_url == url
+
+
+def test_plain_http_opt_in() -> None:
+    client = sk.Client("http://api.example.test", SECRET, allow_insecure_http=True)
+    assert client.base_url == "http://api.example.test"
+
+
+def test_plain_http_without_credentials_is_allowed() -> None:
+    assert sk.Client("http://api.example.test", transport=httpx.MockTransport(lambda r: None))
+
+
+@pytest.mark.parametrize("url", ["ftp://x.example", "not a url", "https://"])
+def test_bad_base_url(url: str) -> None:
+    with pytest.raises(sk.ConfigurationError, match="base_url"):
+        sk.Client(url, SECRET)
+
+
+@pytest.mark.parametrize(
+    ("host", "expected"),
+    [
+        ("127.0.0.1", True),
+        ("127.8.9.1", True),
+        ("::1", True),
+        ("localhost", True),
+        ("x.localhost", True),
+        ("10.0.0.1", False),
+        ("example.org", False),
+        ("localhost.example.org", False),
+    ],
+)
+def test_is_loopback(host: str, expected: bool) -> None:
+    assert is_loopback(host) is expected
+
+
+def test_empty_token_is_refused() -> None:
+    with pytest.raises(ValueError, match="token"):
+        sk.BasicTokenAuth(" ")
+
+
+def test_token_is_never_shown(caplog: pytest.LogCaptureFixture) -> None:
+    def handler(request: httpx.Request) -> httpx.Response:
+        return httpx.Response(401, text="Unauthorized")
+
+    client = sk.Client(
+        "https://api.example.test",
+        SECRET,
+        transport=httpx.MockTransport(handler),
+        retry=sk.RetryPolicy(max_retries=0),
+    )
+    assert SECRET not in repr(client)
+    assert SECRET not in repr(client._auth)
+    assert SECRET not in repr(client._settings)
+    with caplog.at_level(logging.DEBUG, logger="surveykit"):
+        with pytest.raises(sk.AuthenticationError) as caught:
+            client.webhooks.list()
+        client.close()
+    assert caplog.records, "requests are logged"
+    assert any("/v3.2/Webhook -> 401" in record.getMessage() for record in caplog.records)
+    for record in caplog.records:
+        assert SECRET not in record.getMessage()
+    assert SECRET not in str(caught.value)
+    assert SECRET not in repr(caught.value)
+    assert SECRET not in repr(caught.value.request)
+
+
+def test_timeouts_are_configurable() -> None:
+    client = sk.Client("https://api.example.test", "t", timeout=httpx.Timeout(3.0, connect=1.0))
+    assert client._http.timeout.read == 3.0 and client._http.timeout.connect == 1.0
+    default = sk.Client("https://api.example.test", "t")
+    assert default._http.timeout.read == 30.0 and default._http.timeout.connect == 10.0

@@ -1,0 +1,343 @@
+"""The reference's schemas: wire names, validation that names the field, tolerant responses."""
+
+from __future__ import annotations
+
+from datetime import datetime, time
+from typing import Any
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pydantic import ValidationError
+
+from surveykit.models import (
+    NOT_ACCEPTED_FOR_EMAIL,
+    CallbackPayload,
+    CallbackSettings,
+    CallbackType,
+    EmailRequest,
+    ImportRequest,
+    KeywordRequest,
+    LookupResponse,
+    MessageType,
+    NumberType,
+    ProblemDetails,
+    ResultsFormat,
+    ResultsRequest,
+    SendRequest,
+    SendResponse,
+    SendStatus,
+    UrlListRequest,
+    UrlRequest,
+    Webhook,
+    Window,
+)
+
+MESSAGE = {"destination": "447700900123", "source": "447700900999", "message": "Hi", "reply": True}
+EMAIL = {"to": "ana@example.org", "from_": "surveys", "subject": "S", "content": "<p>C</p>"}
+
+
+def error_fields(exc: ValidationError) -> set[str]:
+    return {".".join(str(part) for part in error["loc"]) or "(model)" for error in exc.errors()}
+
+
+# Integers written as strings
+
+
+@pytest.mark.parametrize(("value", "expected"), [("60", 60), (60, 60), ("0", 0), ("-5", -5)])
+def test_integer_strings_matching_the_pattern_are_accepted(value: Any, expected: int) -> None:
+    assert ProblemDetails(status=value).status == expected
+
+
+@pytest.mark.parametrize("value", ["060", "1.0", " 1", "1 ", "+1", "1e3", "", "-0x1", True, 1.5])
+def test_looser_integers_are_refused(value: Any) -> None:
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**MESSAGE, timeout=value)
+    assert "timeout" in error_fields(caught.value)
+
+
+@given(st.integers(min_value=1, max_value=2**31 - 1))
+def test_any_int32_round_trips_as_string(value: int) -> None:
+    assert SendRequest(**MESSAGE, timeout=str(value)).timeout == value
+
+
+# Message rules
+
+
+@pytest.mark.parametrize(
+    "destination",
+    ["+447700900123", "0447700900123", "44 7700 900123", "4", "1234567890123456", "44a", ""],
+)
+def test_destination_must_be_e164_digits(destination: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**{**MESSAGE, "destination": destination})
+    assert error_fields(caught.value) == {"destination"}
+
+
+@pytest.mark.parametrize("field", ["source", "message"])
+def test_source_and_message_must_not_be_empty(field: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**{**MESSAGE, field: ""})
+    assert field in error_fields(caught.value)
+
+
+def test_branded_source_rules() -> None:
+    assert SendRequest(**{**MESSAGE, "source": "AcmeSurvey1", "reply": False})
+    with pytest.raises(ValidationError, match="at most 11 characters"):
+        SendRequest(**{**MESSAGE, "source": "AcmeSurveys12", "reply": False})
+    with pytest.raises(ValidationError, match=r"source: a branded source .* reply=True"):
+        SendRequest(**{**MESSAGE, "source": "Acme", "reply": True})
+    # A number or short code may be longer than 11 digits and may take replies.
+    assert SendRequest(**{**MESSAGE, "source": "447700900999", "reply": True})
+    assert SendRequest(**{**MESSAGE, "source": "+447700900999", "reply": True})
+    assert SendRequest(**{**MESSAGE, "source": "60777", "reply": True})
+
+
+def test_type_is_an_int_enum_on_the_wire() -> None:
+    for name, number in [("sms", 0), ("WhatsApp", 1), ("facebook", 2), ("whatsapp_template", 3)]:
+        request = SendRequest(**MESSAGE, type=name)
+        assert request.type == MessageType(number)
+        assert request.to_wire()["type"] == number
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**MESSAGE, type=9)
+    assert "type" in error_fields(caught.value)
+
+
+def test_none_fields_are_not_sent() -> None:
+    assert SendRequest(**MESSAGE, when=None, lookup=None).to_wire() == {
+        "source": "447700900999",
+        "destination": "447700900123",
+        "message": "Hi",
+        "reply": True,
+    }
+
+
+def test_when_must_be_timezone_aware() -> None:
+    with pytest.raises(ValidationError, match="timezone-aware"):
+        SendRequest(**MESSAGE, when=datetime(2026, 3, 2, 9, 0))
+
+
+def test_unknown_fields_are_refused_with_their_name() -> None:
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**MESSAGE, destinaton="x")
+    assert "destinaton" in error_fields(caught.value)
+
+
+# Windows
+
+
+def test_window_wire_form_and_defaults() -> None:
+    assert Window(from_="08:00", to="20:00").to_wire() == {
+        "from": "08:00",
+        "to": "20:00",
+        "days": "1,2,3,4,5,6,7",
+    }
+    window = Window.model_validate({"from": "09:05", "to": "17:30", "days": "5, 1,3"})
+    assert (window.from_, window.to, window.days) == (time(9, 5), time(17, 30), [5, 1, 3])
+    assert Window(from_=time(9, 0), to=time(10, 0), days={2, 1}).days == [1, 2]
+
+
+@pytest.mark.parametrize(
+    ("fields", "message"),
+    [
+        ({"from_": "9:00", "to": "17:00"}, "from: expected a time of day as HH:MM"),
+        ({"from_": "09:00", "to": "24:00"}, "to: expected a time of day as HH:MM"),
+        ({"from_": "18:00", "to": "09:00"}, "must be before to"),
+        ({"from_": "09:00", "to": "09:00"}, "must be before to"),
+        ({"from_": "09:00", "to": "17:00", "days": "0,1"}, "days: 0 is not a day number"),
+        ({"from_": "09:00", "to": "17:00", "days": [8]}, "days: 8 is not a day number"),
+        ({"from_": "09:00", "to": "17:00", "days": "Mon"}, "is not a day number"),
+        ({"from_": "09:00", "to": "17:00", "days": "1,1"}, "given twice"),
+        ({"from_": "09:00", "to": "17:00", "days": []}, "at least one day"),
+    ],
+)
+def test_window_rules(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(ValidationError, match=message):
+        Window(**fields)
+
+
+# Email
+
+
+def test_email_wire_names_are_pascal_case() -> None:
+    wire = EmailRequest(**EMAIL, test=True, lookup=False).to_wire()
+    assert list(wire) == ["To", "From", "Subject", "Content", "Test", "Lookup"]
+
+
+@pytest.mark.parametrize(
+    "name",
+    sorted(
+        {
+            "destination",
+            "source",
+            "message",
+            "reply",
+            "window",
+            "timeout",
+            "type",
+            "onBehalf",
+            "surveyId",
+            "CC",
+            "BCC",
+            "attachments",
+            "text",
+            "PlainText",
+        }
+    ),
+)
+def test_email_refuses_fields_the_reference_does_not_accept(name: str) -> None:
+    with pytest.raises(ValidationError, match=f"{name}: not accepted for email"):
+        EmailRequest.model_validate(
+            {"To": "a@example.org", "From": "f", "Subject": "s", "Content": "c", name: "x"}
+        )
+
+
+def test_every_refused_email_field_is_named() -> None:
+    assert {"destination", "cc", "bcc", "attachments", "onbehalf", "surveyid"} <= set(
+        NOT_ACCEPTED_FOR_EMAIL
+    )
+
+
+@pytest.mark.parametrize(
+    "to",
+    ["a@example.org, b@example.org", "a@example.org;b@example.org", "a@example.org b@example.org"],
+)
+def test_email_takes_one_recipient(to: str) -> None:
+    with pytest.raises(ValidationError, match="one recipient"):
+        EmailRequest(**{**EMAIL, "to": to})
+
+
+@pytest.mark.parametrize("field", ["subject", "content", "to", "from_"])
+@pytest.mark.parametrize("value", ["", "   "])
+def test_email_required_fields_must_not_be_empty(field: str, value: str) -> None:
+    with pytest.raises(ValidationError) as caught:
+        EmailRequest(**{**EMAIL, field: value})
+    assert error_fields(caught.value) & {field, field.rstrip("_").capitalize(), "From", "To"}
+
+
+def test_email_when_is_sent_in_utc() -> None:
+    when = datetime.fromisoformat("2026-03-02T11:00:00+02:00")
+    assert EmailRequest(**EMAIL, when=when).to_wire()["When"] == "2026-03-02T09:00:00Z"
+
+
+def test_metadata_from_a_dict_or_pairs() -> None:
+    assert EmailRequest(**EMAIL, metadata={"a": "1", "b": 2}).to_wire()["MetaData"] == [
+        {"a": "1"},
+        {"b": 2},
+    ]
+    assert EmailRequest(**EMAIL, metadata=[{"a": "1"}]).metadata == [{"a": "1"}]
+    with pytest.raises(ValidationError, match=r"MetaData\[0\]: each element must be one"):
+        EmailRequest(**EMAIL, metadata=[{"a": "1", "b": "2"}])
+    with pytest.raises(ValidationError, match="value must be a string, number or boolean"):
+        EmailRequest(**EMAIL, metadata={"a": {"nested": 1}})
+
+
+def test_callback_settings() -> None:
+    settings = CallbackSettings(url="https://cb.example.org", method="get", retries="3")
+    assert settings.to_wire() == [
+        {"Url": "https://cb.example.org"},
+        {"Retries": 3},
+        {"Method": "GET"},
+    ]
+    parsed = CallbackSettings.model_validate(
+        [{"Url": ["https://a.example", "https://b.example"]}, {"TotalTimeout": 9000}]
+    )
+    assert parsed.url == ["https://a.example", "https://b.example"]
+    assert parsed.total_timeout == 9000
+    with pytest.raises(ValidationError, match=r"ContentType|content_type"):
+        CallbackSettings(url="https://a.example", content_type="text/xml")
+    with pytest.raises(ValidationError, match=r"Method|method"):
+        CallbackSettings(url="https://a.example", method="PUT")
+    with pytest.raises(ValidationError, match="not an http"):
+        CallbackSettings(url="ftp://a.example")
+
+
+# Other requests
+
+
+def test_other_request_wire_names() -> None:
+    assert ImportRequest(reference="R", records=[{"firstName": "Zoë"}]).to_wire() == {
+        "reference": "R",
+        "list": [{"firstName": "Zoë"}],
+    }
+    assert KeywordRequest(keyword=" JOIN ").to_wire() == {"keyword": "JOIN"}
+    assert ResultsRequest(format="pipe", header=True, sort_order="1").to_wire() == {
+        "format": "PIPE",
+        "header": True,
+        "sortOrder": 1,
+        "surveyReference": "*",
+    }
+    assert UrlListRequest(
+        urls=[UrlRequest(full_url="https://a.example", slashtag="x")], url_list=[]
+    ).to_wire() == {
+        "urls": [{"fullUrl": "https://a.example", "slashtag": "x"}],
+        "urlList": [],
+    }
+    with pytest.raises(ValidationError):
+        ResultsRequest(format="XLSX")
+    with pytest.raises(ValidationError):
+        ImportRequest(reference="", records=[])
+    assert {f.value for f in ResultsFormat} == {"CSV", "PIPE", "TAB", "XML", "JSON"}
+
+
+# Responses
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"MessageID": "MS1", "Status": "Sent", "NumberType": "Mobile"},
+        {"messageID": "MS1", "status": "sent", "numberType": "mobile"},
+        {"messageId": "MS1", "STATUS": "SENT", "numbertype": "MOBILE"},
+        {"message_id": "MS1", "status": "Sent", "number_type": "Mobile"},
+    ],
+    ids=["pascal", "camel", "mixed", "snake"],
+)
+def test_responses_read_any_letter_case(body: dict[str, Any]) -> None:
+    response = SendResponse.model_validate(body)
+    assert response.message_id == "MS1"
+    assert response.status is SendStatus.SENT
+    assert response.number_type is NumberType.MOBILE
+
+
+def test_unknown_status_and_fields_are_kept() -> None:
+    response = SendResponse.model_validate(
+        {"MessageID": "MS1", "Status": "Queued", "NumberType": "Satellite", "Cost": 0.04}
+    )
+    assert response.status == "Queued" and not isinstance(response.status, SendStatus)
+    assert response.number_type == "Satellite"
+    assert response.extra_fields == {"Cost": 0.04}
+    lookup = LookupResponse.model_validate({"messageID": "x", "status": "Pending"})
+    assert lookup.status == "Pending"
+
+
+def test_callback_payload() -> None:
+    payload = CallbackPayload.model_validate(
+        {
+            "Source": "447700900999",
+            "Destination": "447700900123",
+            "Message": "STOP",
+            "Type": "Stop",
+            "Timestamp": "2024-08-07T21:51:26+01:00",
+            "Inbound": True,
+            "Segments": "1",
+            "MetaData": [{"campaign": "spring"}, {"wave": 2}],
+            "MessageID": "MS5",
+            "Brand": "new field",
+        }
+    )
+    assert payload.type is CallbackType.STOP and not payload.wants_reply
+    assert payload.timestamp is not None and payload.timestamp.utcoffset() is not None
+    assert payload.segments == 1
+    assert payload.metadata_dict == {"campaign": "spring", "wave": 2}
+    assert payload.extra_fields == {"Brand": "new field"}
+    assert CallbackPayload.model_validate({"type": "keyword"}).wants_reply
+    assert CallbackPayload.model_validate({"Type": "Revoked"}).type == "Revoked"
+
+
+def test_webhook_url_from_key_or_payload() -> None:
+    assert Webhook(key="https://a.example/in").url == "https://a.example/in"
+    assert Webhook(key="hook-1", payload="https://b.example/in").url == "https://b.example/in"
+    assert Webhook(key="hook-1", payload="{}").url is None
+    with pytest.raises(ValidationError):
+        Webhook.model_validate({"timeout": "30 s"})
