@@ -1,0 +1,189 @@
+"""List cleaning before a campaign: look every distinct number up once, cached in SQLite."""
+
+from __future__ import annotations
+
+import sqlite3
+import threading
+from collections.abc import Awaitable, Iterator
+from datetime import UTC, datetime, timedelta
+from os import PathLike
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from surveykit._dual import returns
+from surveykit.batch._runner import Flow, RowOutcome, run_async, run_sync
+from surveykit.errors import APIStatusError, SurveykitError
+from surveykit.models import LookupResponse
+from surveykit.models.messages import E164_DIGITS
+
+if TYPE_CHECKING:
+    from surveykit.client import AsyncClient, Client
+
+LOOKUP_COLUMNS = ["number", "status", "carrier", "reachable", "number_type", "error", "cached"]
+
+
+class LookupCache:
+    """Successful lookups by number, with the time they were made."""
+
+    def __init__(self, path: str | PathLike[str] | None) -> None:
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            ":memory:" if path is None else str(path),
+            check_same_thread=False,
+            isolation_level=None,
+        )
+        if path is not None:
+            self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute(
+            "CREATE TABLE IF NOT EXISTS lookups (number TEXT PRIMARY KEY, response TEXT NOT NULL,"
+            " looked_up_at TEXT NOT NULL)"
+        )
+
+    def get(self, number: str, *, newer_than: datetime) -> LookupResponse | None:
+        """The cached answer for ``number`` if it was looked up after ``newer_than``."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT response, looked_up_at FROM lookups WHERE number=?", (number,)
+            ).fetchone()
+        if row is None or datetime.fromisoformat(row[1]) <= newer_than:
+            return None
+        return LookupResponse.model_validate_json(row[0])
+
+    def put(self, number: str, response: LookupResponse, when: datetime) -> None:
+        """Remember an answer."""
+        with self._lock:
+            self._db.execute(
+                "INSERT OR REPLACE INTO lookups VALUES (?, ?, ?)",
+                (number, response.model_dump_json(by_alias=True), when.isoformat()),
+            )
+
+    def close(self) -> None:
+        """Close the file."""
+        self._db.close()
+
+
+def _number(value: Any) -> str | None:
+    if value is None or (not isinstance(value, str) and pd.isna(value)):
+        return None
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    return str(value).strip()
+
+
+def _lookup_flow(number: str, cache: LookupCache) -> Flow[RowOutcome]:
+    def call(client: Any) -> Any:
+        return client.messages.lookup(number)
+
+    result = yield call
+    if isinstance(result, LookupResponse):
+        cache.put(number, result, datetime.now(UTC))
+        return RowOutcome(number, "ok", {"response": result}, 1, sent_now=True)
+    if isinstance(result, APIStatusError):
+        return RowOutcome(number, "error", {"error": str(result)}, 1, sent_now=True)
+    assert isinstance(result, SurveykitError)
+    return RowOutcome(number, "error", {"error": str(result)}, 1, sent_now=True)
+
+
+class _Lookups:
+    def __init__(
+        self,
+        df: pd.DataFrame,
+        column: str,
+        cache: str | PathLike[str] | None,
+        ttl: timedelta,
+        concurrency: int,
+    ) -> None:
+        if column not in df.columns:
+            raise ValueError(f"column: no column {column!r}; columns are {list(df.columns)}")
+        if concurrency < 1:
+            raise ValueError("concurrency: must be at least 1")
+        self.df, self.column, self.concurrency = df, column, concurrency
+        self.cache = LookupCache(cache)
+        self.numbers: list[str | None] = [_number(value) for value in df[column]]
+        self.answers: dict[str, dict[str, Any]] = {}
+        self.requests = 0
+        oldest = datetime.now(UTC) - ttl
+        for number in self._distinct():
+            if not E164_DIGITS.fullmatch(number):
+                self.answers[number] = {"error": "not E.164 digits", "cached": False}
+                continue
+            hit = self.cache.get(number, newer_than=oldest)
+            if hit is not None:
+                self.answers[number] = {"response": hit, "cached": True}
+
+    def _distinct(self) -> list[str]:
+        return list(dict.fromkeys(n for n in self.numbers if n is not None))
+
+    def flows(self) -> Iterator[Flow[RowOutcome]]:
+        for number in self._distinct():
+            if number not in self.answers:
+                self.requests += 1
+                yield _lookup_flow(number, self.cache)
+
+    def done(self, outcome: RowOutcome) -> None:
+        self.answers[outcome.key] = {**outcome.fields, "cached": False}
+
+    def frame(self) -> pd.DataFrame:
+        records = []
+        for number in self.numbers:
+            answer = self.answers.get(number) if number is not None else None
+            response: LookupResponse | None = answer.get("response") if answer else None
+            records.append(
+                {
+                    "number": number,
+                    "status": None
+                    if response is None or response.status is None
+                    else str(response.status),
+                    "carrier": response.carrier if response else None,
+                    "reachable": response.reachable if response else None,
+                    "number_type": None
+                    if response is None or response.number_type is None
+                    else str(response.number_type),
+                    "error": (answer or {}).get("error") if number is not None else "no number",
+                    "cached": bool((answer or {}).get("cached", False)),
+                }
+            )
+        frame = pd.DataFrame.from_records(records, index=self.df.index, columns=LOOKUP_COLUMNS)
+        frame["reachable"] = frame["reachable"].astype("boolean")
+        frame.attrs["requests"] = self.requests
+        return frame
+
+
+@returns(pd.DataFrame)
+def lookup_frame(
+    client: Client | AsyncClient,
+    df: pd.DataFrame,
+    *,
+    column: str = "mobileNumber",
+    cache: str | PathLike[str] | None = None,
+    ttl: timedelta = timedelta(days=7),
+    concurrency: int = 8,
+) -> pd.DataFrame | Awaitable[pd.DataFrame]:
+    """Look up every distinct number of ``df[column]`` and return the answers per row.
+
+    Each distinct valid number is looked up once, concurrently; with ``cache`` (an SQLite
+    file), answers younger than ``ttl`` are reused and a second run makes no request.
+    Failed lookups are not cached. The result is indexed like ``df``: number, status,
+    carrier, reachable, number_type, error, cached; ``frame.attrs["requests"]`` counts the
+    requests made. Pass it to ``send_batch(..., skip={"landline", "unreachable"},
+    lookups=...)`` to leave such numbers out.
+    """
+    job = _Lookups(df, column, cache, ttl, concurrency)
+    from surveykit.client import AsyncClient
+
+    if isinstance(client, AsyncClient):
+        return _lookup_async(client, job)
+    try:
+        run_sync(client, job.flows(), concurrency=job.concurrency, on_done=job.done)
+        return job.frame()
+    finally:
+        job.cache.close()
+
+
+async def _lookup_async(client: AsyncClient, job: _Lookups) -> pd.DataFrame:
+    try:
+        await run_async(client, job.flows(), concurrency=job.concurrency, on_done=job.done)
+        return job.frame()
+    finally:
+        job.cache.close()

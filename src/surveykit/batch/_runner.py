@@ -1,0 +1,273 @@
+"""Running a batch: the per-row flow written once, driven by threads (sync) or tasks (async).
+
+A flow is a generator that yields steps, either :class:`Wait` or a call ``f(client)``, and
+receives each call's result or the :class:`~surveykit.SurveykitError` it raised. The sync
+driver runs calls directly, the async driver awaits them; nothing else differs.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import threading
+import time
+from collections.abc import Callable, Generator, Iterator
+from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from surveykit.batch._journal import Journal
+from surveykit.batch._plan import RowPlan
+from surveykit.errors import (
+    APIConnectionError,
+    APIStatusError,
+    BadRequestError,
+    OutcomeUnknownError,
+    RateLimitError,
+    SendRejectedError,
+    SurveykitError,
+)
+from surveykit.models import EmailRequest, NumberType, SendResponse, SendStatus
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class Wait:
+    """A step: sleep this many seconds."""
+
+    seconds: float
+
+
+Call = Callable[[Any], Any]
+Flow = Generator[Wait | Call, Any, T]
+
+
+class TokenBucket:
+    """A thread-safe token bucket: ``rate`` requests per second, bursts of ``burst``."""
+
+    def __init__(self, rate: float | None, burst: int = 1) -> None:
+        if rate is not None and rate <= 0:
+            raise ValueError("rate: requests per second must be positive")
+        self.rate = rate
+        self.burst = max(1, burst)
+        self._tokens = float(self.burst)
+        self._last = time.monotonic()
+        self._lock = threading.Lock()
+
+    def reserve(self) -> float:
+        """Take a token; return how long to wait before using it (0 when one is free)."""
+        if self.rate is None:
+            return 0.0
+        with self._lock:
+            now = time.monotonic()
+            self._tokens = min(self.burst, self._tokens + (now - self._last) * self.rate)
+            self._last = now
+            self._tokens -= 1
+            return 0.0 if self._tokens >= 0 else -self._tokens / self.rate
+
+
+def classify(result: Any, *, test: bool) -> tuple[str, dict[str, Any]]:
+    """Turn a send's result (a SendResponse or an error) into a row outcome and fields."""
+    if isinstance(result, SendResponse):
+        fields = _send_fields(result)
+        if result.status == SendStatus.BLOCKED:
+            return "blocked", fields
+        if result.number_type == NumberType.LANDLINE and result.status != SendStatus.SENT:
+            return "landline", fields
+        return ("tested" if test else "sent"), fields
+    if isinstance(result, SendRejectedError):
+        fields = _send_fields(result.send_response) | {"error": str(result)}
+        sent = result.send_response
+        if sent.status == SendStatus.BLOCKED:
+            return "blocked", fields
+        if sent.number_type == NumberType.LANDLINE:
+            return "landline", fields
+        return "failed", fields
+    error = {"error": str(result)}
+    if isinstance(result, OutcomeUnknownError):
+        return "unknown", error
+    if isinstance(result, BadRequestError):
+        text = str(result).lower()
+        if "destination" in text and "invalid" in text:
+            return "invalid", error
+        return "failed", error
+    if isinstance(result, APIStatusError):
+        # 502 and 503 come from a proxy or an overloaded platform before the send is taken;
+        # a 500 or 504 may come after the platform acted on it.
+        if result.status_code < 500 or result.status_code in (502, 503):
+            return "failed", error
+        return "unknown", error
+    if isinstance(result, APIConnectionError):
+        return "failed", error  # provably never reached the platform, after retries
+    return "unknown", {"error": f"{type(result).__name__}: {result}"}
+
+
+def _send_fields(response: SendResponse) -> dict[str, Any]:
+    return {
+        "message_id": response.message_id,
+        "status": None if response.status is None else str(response.status),
+        "carrier": response.carrier,
+        "reachable": response.reachable,
+        "number_type": None if response.number_type is None else str(response.number_type),
+    }
+
+
+@dataclass
+class RowOutcome:
+    """How one row ended in this run."""
+
+    key: str
+    outcome: str
+    fields: dict[str, Any]
+    attempts: int
+    sent_now: bool
+
+
+def row_flow(
+    plan: RowPlan,
+    *,
+    journal: Journal | None,
+    bucket: TokenBucket,
+    test: bool,
+    attempts: int,
+    max_rate_limited: int = 5,
+) -> Flow[RowOutcome]:
+    """Send one planned row: journal, rate limit, 429 handling, outcome. Never sends twice."""
+    request = plan.request
+    assert request is not None and plan.destination is not None
+    if isinstance(request, EmailRequest):
+        email = request
+
+        def call(client: Any) -> Any:
+            return client.messages.send_email(email)
+    else:
+        message = request
+
+        def call(client: Any) -> Any:
+            return client.messages.send(message)
+
+    limited = 0
+    while True:
+        delay = bucket.reserve()
+        if delay > 0:
+            yield Wait(delay)
+        attempts += 1
+        if journal is not None:
+            journal.mark_in_flight(plan.key, plan.destination, plan.text or "", attempts)
+        result = yield call
+        if isinstance(result, RateLimitError) and limited < max_rate_limited:
+            # 429: the platform refused it without acting on it; wait as told and try again.
+            limited += 1
+            if journal is not None:
+                journal.mark_pending(plan.key)
+            yield Wait(result.retry_after if result.retry_after is not None else 2.0**limited)
+            continue
+        outcome, fields = classify(result, test=test)
+        if journal is not None:
+            journal.record(plan.key, outcome, fields, attempts)
+        return RowOutcome(plan.key, outcome, fields, attempts, sent_now=True)
+
+
+def drive_sync(client: Any, flow: Flow[T], stop: threading.Event | None = None) -> T:
+    """Run a flow with a sync client."""
+    value: Any = None
+    while True:
+        try:
+            step = flow.send(value)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        if isinstance(step, Wait):
+            if stop is not None and stop.wait(step.seconds):
+                flow.close()
+                raise KeyboardInterrupt
+            value = None
+            continue
+        try:
+            value = step(client)
+        except SurveykitError as exc:
+            value = exc
+
+
+async def drive_async(client: Any, flow: Flow[T]) -> T:
+    """Run a flow with an async client."""
+    value: Any = None
+    while True:
+        try:
+            step = flow.send(value)
+        except StopIteration as done:
+            result: T = done.value
+            return result
+        if isinstance(step, Wait):
+            await asyncio.sleep(step.seconds)
+            value = None
+            continue
+        try:
+            value = await step(client)
+        except SurveykitError as exc:
+            value = exc
+
+
+def run_sync(
+    client: Any,
+    flows: Iterator[Flow[RowOutcome]],
+    *,
+    concurrency: int,
+    on_done: Callable[[RowOutcome], None],
+) -> None:
+    """Run row flows on ``concurrency`` threads, at most that many in flight.
+
+    On KeyboardInterrupt no new row starts; rows already in flight finish and are journaled,
+    then the interrupt is raised again.
+    """
+    stop = threading.Event()
+    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="surveykit-batch") as pool:
+        running: set[Future[RowOutcome]] = set()
+        try:
+            for flow in flows:
+                while len(running) >= concurrency:
+                    done, running = _wait_some(running)
+                    for future in done:
+                        on_done(future.result())
+                running.add(pool.submit(drive_sync, client, flow, stop))
+            while running:
+                done, running = _wait_some(running)
+                for future in done:
+                    on_done(future.result())
+        except KeyboardInterrupt:
+            stop.set()
+            for future in running:
+                with contextlib.suppress(KeyboardInterrupt):
+                    on_done(future.result())
+            raise
+
+
+def _wait_some(
+    running: set[Future[RowOutcome]],
+) -> tuple[set[Future[RowOutcome]], set[Future[RowOutcome]]]:
+    done, pending = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
+    return set(done), set(pending)
+
+
+async def run_async(
+    client: Any,
+    flows: Iterator[Flow[RowOutcome]],
+    *,
+    concurrency: int,
+    on_done: Callable[[RowOutcome], None],
+) -> None:
+    """Run row flows as ``concurrency`` worker tasks pulling from one iterator."""
+
+    async def worker() -> None:
+        for flow in flows:  # a shared iterator: each flow is taken by one worker
+            on_done(await drive_async(client, flow))
+
+    tasks = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
+    try:
+        await asyncio.gather(*tasks)
+    except BaseException:
+        for task in tasks:
+            task.cancel()
+        await asyncio.gather(*tasks, return_exceptions=True)
+        raise
