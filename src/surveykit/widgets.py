@@ -1,0 +1,340 @@
+"""ipywidgets for notebooks: explore results, compose a batch, watch callback events.
+
+Needs ipywidgets and matplotlib: ``pip install 'surveykit[notebook]'``. Each widget is an
+object with a ``.widget`` (display it, or let the object display itself) and plain methods
+that its buttons call, so the logic can be driven and tested without a browser.
+"""
+
+from __future__ import annotations
+
+import html
+import io
+from collections.abc import Sequence
+from datetime import UTC, date, datetime
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from surveykit import analysis
+
+if TYPE_CHECKING:
+    import ipywidgets
+
+__all__ = ["BatchComposer", "EventsMonitor", "ResultsExplorer"]
+
+PREVIEW_ROWS = 5
+
+
+def _widgets() -> Any:
+    try:
+        import ipywidgets
+    except ImportError as exc:  # pragma: no cover - depends on the installation
+        raise ImportError(
+            "surveykit.widgets needs ipywidgets: pip install 'surveykit[notebook]'"
+        ) from exc
+    return ipywidgets
+
+
+def _png(fig: Any) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png", dpi=90)
+    return buffer.getvalue()
+
+
+def _table(frame: pd.DataFrame, rows: int = 10) -> str:
+    return frame.head(rows).to_html(border=0, na_rep="", max_cols=12, escape=True)
+
+
+class _Displayable:
+    widget: ipywidgets.Widget
+
+    def _ipython_display_(self) -> None:
+        from IPython.display import display
+
+        display(self.widget)  # type: ignore[no-untyped-call]
+
+
+class ResultsExplorer(_Displayable):
+    """Pick a survey, a since date and a question; the table and the chart follow.
+
+    Args:
+        client: a sync :class:`~surveykit.Client`.
+        surveys: the survey references to offer; by default the ones found in ``*`` results.
+
+    Example:
+        >>> sk.widgets.ResultsExplorer(client)      # doctest: +SKIP
+    """
+
+    def __init__(self, client: Any, *, surveys: Sequence[str] | None = None) -> None:
+        w = _widgets()
+        self.client = client
+        if surveys is None:
+            everything = client.surveys.results("*")
+            column = "surveyReference"
+            surveys = (
+                sorted(everything[column].dropna().astype(str).unique())
+                if (column in everything.columns)
+                else ["*"]
+            )
+        self.survey = w.Dropdown(options=list(surveys), description="Survey")
+        self.since = w.DatePicker(description="Since")
+        self.question = w.Dropdown(options=[], description="Question")
+        self.summary = w.HTML()
+        self.table = w.HTML()
+        self.chart = w.Image(format="png")
+        self.frame = pd.DataFrame()
+        self.survey.observe(self._reload, names="value")
+        self.since.observe(self._reload, names="value")
+        self.question.observe(self._redraw, names="value")
+        self.widget = w.VBox(
+            [w.HBox([self.survey, self.since, self.question]), self.summary, self.chart, self.table]
+        )
+        self.reload()
+
+    def _reload(self, _: Any = None) -> None:
+        self.reload()
+
+    def _redraw(self, _: Any = None) -> None:
+        self.redraw()
+
+    def reload(self) -> None:
+        """Fetch the chosen survey's results (since the chosen date) and redraw."""
+        since = self.since.value
+        moment = (
+            datetime(since.year, since.month, since.day, tzinfo=UTC)
+            if isinstance(since, date)
+            else None
+        )
+        self.frame = self.client.surveys.results(self.survey.value, since=moment)
+        questions = analysis.question_columns(self.frame)
+        current = self.question.value
+        self.question.options = questions
+        if current in questions:
+            self.question.value = current
+        elif questions:
+            self.question.value = questions[0]
+        self.redraw()
+
+    def redraw(self) -> None:
+        """Update the summary, the chart of the chosen question and the table."""
+        from surveykit import plots
+
+        funnel = analysis.response_funnel(self.frame) if len(self.frame) else None
+        stages: dict[str, int] = (
+            {str(k): int(v) for k, v in zip(funnel["stage"], funnel["respondents"], strict=True)}
+            if funnel is not None
+            else {}
+        )
+        completed = stages.get("completed", 0)
+        self.summary.value = (
+            f"<b>{html.escape(str(self.survey.value))}</b>: {len(self.frame):,} respondents, "
+            f"{completed:,} completed"
+        )
+        question = self.question.value
+        if question and len(self.frame):
+            self.chart.value = _png(plots.plot_distribution(self.frame, question))
+            shown = [c for c in ("respondentId", "channel", "completed") if c in self.frame]
+            self.table.value = _table(self.frame[[*shown, question]])
+        else:
+            self.chart.value = b""
+            self.table.value = "<i>no results</i>"
+
+
+class BatchComposer(_Displayable):
+    """Write a message template, see it rendered for real rows, then send.
+
+    The preview (first rows, segments, rejections, send times) follows every edit. Sending
+    takes two clicks unless the test toggle is on; it runs
+    :func:`surveykit.send_batch` with a progress bar and keeps the result in ``.result``.
+
+    Args:
+        client: a sync :class:`~surveykit.Client`.
+        df: the recipients, one row each.
+        source: the sender to start with.
+        message: the template to start with.
+        destination: the column with the numbers (or addresses for email).
+        journal: an SQLite journal for the send (so a second run resumes, never repeats).
+    """
+
+    def __init__(
+        self,
+        client: Any,
+        df: pd.DataFrame,
+        *,
+        source: str = "",
+        message: str = "",
+        destination: str | None = None,
+        journal: str | None = None,
+    ) -> None:
+        w = _widgets()
+        self.client, self.df = client, df
+        self.destination, self.journal = destination, journal
+        self.template = w.Textarea(
+            value=message, description="Message", layout=w.Layout(width="90%", height="80px")
+        )
+        self.source = w.Text(value=source, description="Source")
+        self.channel = w.Dropdown(
+            options=["sms", "whatsapp", "facebook", "whatsapp_template", "email"],
+            value="sms",
+            description="Channel",
+        )
+        self.subject = w.Text(value="", description="Subject")
+        self.windows = w.Text(
+            value="", description="Windows", placeholder="Mon-Fri 09:00-18:00; Sat 10:00-14:00"
+        )
+        self.test = w.Checkbox(value=True, description="Test only (nothing is sent)")
+        self.send_button = w.Button(description="Send", button_style="primary")
+        self.preview = w.HTML()
+        self.status = w.HTML()
+        self.result: Any = None
+        self._armed = False
+        for control in (
+            self.template,
+            self.source,
+            self.channel,
+            self.subject,
+            self.windows,
+            self.test,
+        ):
+            control.observe(self._changed, names="value")
+        self.send_button.on_click(lambda _: self.click_send())
+        self.widget = w.VBox(
+            [
+                self.template,
+                w.HBox([self.source, self.channel]),
+                self.subject,
+                self.windows,
+                self.test,
+                self.preview,
+                w.HBox([self.send_button, self.status]),
+            ]
+        )
+        self.update_preview()
+
+    def _options(self) -> dict[str, Any]:
+        windows = [part.strip() for part in self.windows.value.split(";") if part.strip()]
+        options: dict[str, Any] = {
+            "source": self.source.value.strip(),
+            "channel": self.channel.value,
+            "destination": self.destination,
+            "windows": windows or None,
+        }
+        if self.channel.value == "email":
+            options.update(content=self.template.value, subject=self.subject.value)
+        else:
+            options["message"] = self.template.value
+        return options
+
+    def _changed(self, _: Any = None) -> None:
+        self._armed = False
+        self.update_preview()
+
+    def update_preview(self) -> None:
+        """Render the template for the first rows and show the batch's totals (or the error)."""
+        from surveykit.batch import preview_batch
+
+        try:
+            preview = preview_batch(self.client, self.df, **self._options())
+        except ValueError as exc:
+            self.preview.value = f"<span style='color:#B2182B'>{html.escape(str(exc))}</span>"
+            self.send_button.disabled = True
+            return
+        self.send_button.disabled = preview.totals["ready"] == 0
+        totals = preview.totals
+        rejected = "".join(
+            f"<li>{html.escape(reason)}: {count}</li>"
+            for reason, count in totals["rejected"].items()
+        )
+        shown = preview.frame.head(PREVIEW_ROWS)[["destination", "text", "segments", "outcome"]]
+        self.preview.value = (
+            f"<b>{totals['ready']:,}</b> of {totals['rows']:,} rows ready, "
+            f"<b>{totals['segments']:,}</b> SMS segments; first send "
+            f"{totals['first_send']}, last {totals['last_send']}"
+            + (f"<ul>{rejected}</ul>" if rejected else "")
+            + _table(shown, PREVIEW_ROWS)
+        )
+
+    def click_send(self) -> None:
+        """What the Send button does: arm on the first click, send on the second."""
+        if not self.test.value and not self._armed:
+            self._armed = True
+            self.status.value = (
+                f"<b>Send to {len(self.df):,} rows for real?</b> Click Send again to confirm."
+            )
+            return
+        self._armed = False
+        self.send()
+
+    def send(self) -> Any:
+        """Run the batch now with the current settings; returns and keeps the result."""
+        from surveykit.batch import send_batch
+
+        self.send_button.disabled = True
+        try:
+            self.result = send_batch(
+                self.client, self.df, **self._options(), test=self.test.value, journal=self.journal
+            )
+        finally:
+            self.send_button.disabled = False
+        counts = ", ".join(f"{k} {v}" for k, v in self.result.summary.items())
+        self.status.value = html.escape(f"Done: {counts}")
+        return self.result
+
+
+class EventsMonitor(_Displayable):
+    """Callback events as they arrive: counts by type and the latest events.
+
+    Call :meth:`refresh` (or pass ``auto=True`` to refresh every ``interval`` seconds in a
+    background thread while the listener runs).
+    """
+
+    def __init__(
+        self, listener: Any, *, rows: int = 10, auto: bool = False, interval: float = 1.0
+    ) -> None:
+        w = _widgets()
+        self.listener, self.rows = listener, rows
+        self.counts = w.HTML()
+        self.latest = w.HTML()
+        self.refresh_button = w.Button(description="Refresh")
+        self.refresh_button.on_click(lambda _: self.refresh())
+        self.widget = w.VBox([w.HBox([self.counts, self.refresh_button]), self.latest])
+        self._stop: Any = None
+        self.refresh()
+        if auto:
+            self.start(interval)
+
+    def refresh(self) -> pd.DataFrame:
+        """Read the listener's events and update the display; returns the events."""
+        events: pd.DataFrame = self.listener.events
+        if events.empty:
+            self.counts.value = "<i>no events yet</i>"
+            self.latest.value = ""
+            return events
+        summary = analysis.event_summary(events, by=("Type",))
+        name = summary.columns[0]
+        self.counts.value = f"<b>{len(events):,} events</b>: " + ", ".join(
+            f"{html.escape(str(t))} {n}"
+            for t, n in zip(summary[name], summary["events"], strict=True)
+        )
+        self.latest.value = _table(events.tail(self.rows).iloc[::-1], self.rows)
+        return events
+
+    def start(self, interval: float = 1.0) -> None:
+        """Refresh every ``interval`` seconds in a daemon thread until :meth:`stop`."""
+        import threading
+
+        self.stop()
+        stop = threading.Event()
+        self._stop = stop
+
+        def loop() -> None:
+            while not stop.wait(interval):
+                self.refresh()
+
+        threading.Thread(target=loop, daemon=True, name="surveykit-events-monitor").start()
+
+    def stop(self) -> None:
+        """Stop refreshing in the background."""
+        if self._stop is not None:
+            self._stop.set()
+            self._stop = None

@@ -1,0 +1,81 @@
+"""Widget logic, driven by setting widget values and clicking buttons as a person would."""
+
+from __future__ import annotations
+
+import httpx
+import matplotlib
+import pandas as pd
+import pytest
+
+import surveykit as sk
+from _fake_platform import FakePlatform
+from surveykit.widgets import BatchComposer
+
+matplotlib.use("Agg")
+
+
+@pytest.fixture
+def platform() -> FakePlatform:
+    return FakePlatform()
+
+
+@pytest.fixture
+def client(platform: FakePlatform) -> sk.Client:
+    return sk.Client("https://api.example.test", "tok", transport=httpx.MockTransport(platform))
+
+
+@pytest.fixture
+def people() -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "firstName": ["Zoë", "Ana", None],
+            "mobileNumber": ["447700900001", "447700900002", "447700900003"],
+        }
+    )
+
+
+def test_composer_preview_follows_the_template(client: sk.Client, people: pd.DataFrame) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    assert "Hi Zoë" in composer.preview.value
+    assert "<b>2</b> of 3 rows ready" in composer.preview.value
+    assert "missing value for {firstName}: 1" in composer.preview.value
+    composer.template.value = "Hi {firstName} " + "ł" * 70
+    assert "<b>4</b> SMS segments" in composer.preview.value
+    composer.template.value = "Hi {nickname}"
+    assert "no column for {nickname}" in composer.preview.value
+    assert composer.send_button.disabled
+
+
+def test_composer_windows_and_channel(client: sk.Client, people: pd.DataFrame) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi")
+    composer.windows.value = "Mon-Fri 09:00-18:00; Sat 10:00-12:00"
+    assert "first send" in composer.preview.value
+    composer.windows.value = "Funday 09:00-10:00"
+    assert "is not a day" in composer.preview.value
+
+
+def test_test_mode_sends_in_one_click(
+    client: sk.Client, people: pd.DataFrame, platform: FakePlatform
+) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    composer.send_button.click()
+    assert composer.result is not None
+    assert composer.result.summary.to_dict() == {"tested": 2, "rejected": 1}
+    assert all(body["test"] is True for _, _, body in platform.requests)
+    assert "Done: tested 2, rejected 1" in composer.status.value
+
+
+def test_real_send_needs_a_second_click(
+    client: sk.Client, people: pd.DataFrame, platform: FakePlatform
+) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    composer.test.value = False
+    composer.send_button.click()
+    assert platform.requests == []
+    assert "Click Send again to confirm" in composer.status.value
+    composer.template.value = "Hello {firstName}"  # an edit disarms
+    composer.send_button.click()
+    assert platform.requests == []
+    composer.send_button.click()
+    assert [body["message"] for _, _, body in platform.requests] == ["Hello Zoë", "Hello Ana"]
+    assert composer.result.summary.to_dict() == {"sent": 2, "rejected": 1}
