@@ -1,6 +1,8 @@
 """surveykit: the v3.2 messaging and survey platform from pandas and Jupyter."""
 
-from surveykit import models
+from surveykit import analysis, models
+from surveykit.batch import BatchResult, lookup_frame, preview_batch, send_batch
+from surveykit.callbacks import Listener, Receiver, callback_signature, campaign_funnel, listen
 from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
 from surveykit.errors import (
     APIConnectionError,
@@ -30,12 +32,15 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BasicTokenAuth",
+    "BatchResult",
     "Client",
     "ConfigurationError",
+    "Listener",
     "NotFoundError",
     "OutcomeUnknownError",
     "PermissionDeniedError",
     "RateLimitError",
+    "Receiver",
     "ResultsParseError",
     "RetryPolicy",
     "SendRejectedError",
@@ -43,5 +48,12 @@ __all__ = [
     "SurveykitError",
     "UnexpectedResponseError",
     "__version__",
+    "analysis",
+    "callback_signature",
+    "campaign_funnel",
+    "listen",
+    "lookup_frame",
     "models",
+    "preview_batch",
+    "send_batch",
 ]

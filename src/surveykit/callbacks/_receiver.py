@@ -1,0 +1,598 @@
+"""The callback receiver: an ASGI (Starlette) app that validates, stores and answers callbacks.
+
+Order of work for one request (see ``docs/callbacks.md`` for the wire contract):
+
+1. size (413), signature (401), content type (415), JSON (400), payload fields (422);
+2. the delivery is committed to the :class:`EventStore` (a duplicate only bumps its count);
+3. status-type callbacks are answered 200 with an empty body at once; their handler, if
+   any, runs after the answer;
+4. Message and Keyword callbacks run their handler (once per event, with a timeout), the
+   reply is committed with the event, and the answer's body is that reply.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import logging
+import os
+import re
+import shutil
+import tempfile
+import weakref
+from collections.abc import Awaitable, Callable, Mapping
+from http import HTTPStatus
+from pathlib import Path
+from typing import Any, Final, TypeAlias, TypeVar
+
+import anyio
+import anyio.to_thread
+import orjson
+from pydantic import ValidationError
+from starlette.applications import Starlette
+from starlette.background import BackgroundTask
+from starlette.exceptions import HTTPException
+from starlette.requests import ClientDisconnect, Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from surveykit.callbacks._store import EventStore, Recorded, ReplyState, delivery_identity
+from surveykit.callbacks._verify import (
+    DEFAULT_SIGNATURE_DIGEST,
+    DEFAULT_SIGNATURE_HEADER,
+    SignatureCheck,
+)
+from surveykit.models import RESPONSE_TYPES, CallbackPayload, CallbackType, SendRequest
+
+logger = logging.getLogger("surveykit.callbacks")
+
+DEFAULT_MAX_BODY: Final = 64 * 1024
+"""Default largest callback body, in bytes. A payload's message is at most 2,000
+characters, so even fully escaped with MetaData it stays well below this."""
+
+DEFAULT_PATH: Final = "/callbacks"
+"""Default URL path the receiver answers on."""
+
+DEFAULT_HANDLER_TIMEOUT: Final = 20.0
+"""Seconds a handler may take; the platform waits at most 30 s for an answer."""
+
+Reply: TypeAlias = str | Mapping[str, Any] | SendRequest | None
+"""What a handler returns: no reply, a text, fields of a send request, or a send request."""
+
+Handler: TypeAlias = Callable[[CallbackPayload], Reply | Awaitable[Reply]]
+"""A function (sync or async) that gets a callback payload and returns a :data:`Reply`."""
+
+H = TypeVar("H", bound=Handler)
+
+_ANY: Final = "*"
+_JSON_TYPES = frozenset({"application/json", "text/json"})
+_GET_OFFSET = re.compile(r" (\d{2}:?\d{2})$")
+
+
+class _Rejected(Exception):
+    """A request refused with a 4xx problem answer."""
+
+    def __init__(
+        self,
+        status: int,
+        title: str,
+        detail: str,
+        *,
+        errors: list[dict[str, Any]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        super().__init__(detail)
+        self.status = status
+        self.title = title
+        self.detail = detail
+        self.errors = errors
+        self.headers = headers
+
+
+def _problem(rejected: _Rejected) -> Response:
+    body: dict[str, Any] = {
+        "type": "about:blank",
+        "title": rejected.title,
+        "status": rejected.status,
+        "detail": rejected.detail,
+    }
+    if rejected.errors:
+        body["errors"] = rejected.errors
+    return JSONResponse(
+        body,
+        status_code=rejected.status,
+        headers=rejected.headers,
+        media_type="application/problem+json",
+    )
+
+
+def _type_key(value: CallbackType | str) -> str:
+    return str(value).lower()
+
+
+def respondent_number(payload: CallbackPayload) -> str | None:
+    """The number to reply to: the payload's Source, without a leading ``+``."""
+    if payload.source is None:
+        return None
+    return payload.source.strip().removeprefix("+")
+
+
+def build_reply(payload: CallbackPayload, reply: Reply) -> SendRequest | None:
+    """Turn a handler's return value into the send request answered to the platform.
+
+    * ``None``: no reply.
+    * a ``str``: ``SendRequest(destination=<payload Source>, source=<payload Destination>,
+      message=<the text>, reply=True)``.
+    * a mapping: those same defaults, overridden by the mapping's fields (snake_case or
+      camelCase, e.g. ``{"message": "Thanks", "reply": False, "surveyId": 12}``).
+    * a :class:`~surveykit.models.SendRequest`: used as it is.
+
+    Raises:
+        TypeError: for any other return type.
+        pydantic.ValidationError: when the result is not a valid send request.
+    """
+    if reply is None:
+        return None
+    if isinstance(reply, SendRequest):
+        return reply
+    defaults: dict[str, Any] = {
+        "destination": respondent_number(payload),
+        "source": payload.destination,
+        "reply": True,
+    }
+    if isinstance(reply, str):
+        return SendRequest.model_validate({**defaults, "message": reply})
+    if isinstance(reply, Mapping):
+        fields = dict(defaults)
+        for key, value in reply.items():
+            # One spelling per field: a camelCase key replaces the snake_case default.
+            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", str(key)).lower()
+            fields.pop(snake, None)
+            fields[key] = value
+        return SendRequest.model_validate(fields)
+    raise TypeError(
+        f"a handler returned {type(reply).__name__}; expected None, str, dict or SendRequest"
+    )
+
+
+def _field_label(loc: tuple[int | str, ...]) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, str):
+            field = CallbackPayload.model_fields.get(item)
+            parts.append(field.alias if field is not None and field.alias else item)
+        else:
+            parts[-1:] = [f"{parts[-1] if parts else ''}[{item}]"]
+    return ".".join(parts) or "body"
+
+
+def _validation_errors(exc: ValidationError) -> list[dict[str, Any]]:
+    return [
+        {"field": _field_label(tuple(err["loc"])), "message": err["msg"]} for err in exc.errors()
+    ]
+
+
+def _short(exc: BaseException) -> str:
+    if isinstance(exc, ValidationError):
+        detail = "; ".join(f"{e['field']}: {e['message']}" for e in _validation_errors(exc))
+        return f"the reply is not a valid send request ({detail})"
+    text = str(exc)
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+class _Failed:
+    """Marks an in-flight reply whose first delivery failed to be stored."""
+
+
+_FAILED: Final = _Failed()
+
+
+class Receiver:
+    """The callback receiver: validates, stores and answers the platform's callbacks.
+
+    ``receiver.app`` is a Starlette (ASGI) app; :func:`~surveykit.callbacks.listen` serves
+    it in a background thread, and any ASGI server can serve it too.
+
+    Args:
+        db: the SQLite file of the :class:`EventStore`, or a store; ``None`` uses a
+            temporary file that :meth:`close` deletes.
+        secret: when given, every callback must carry a valid signature header (401
+            otherwise); see :func:`~surveykit.callbacks.callback_signature`.
+        max_body: largest accepted body in bytes (413 above it; checked while reading).
+        path: the URL path callbacks are posted to.
+        handler_timeout: seconds a handler may run before the callback is answered
+            without a reply (the platform waits at most 30 s).
+        signature_header: the header carrying the signature.
+        signature_digest: the hash function of the HMAC (hashlib name).
+
+    Example:
+        >>> receiver = Receiver()
+        >>> @receiver.on("Keyword")
+        ... def thanks(payload):
+        ...     return f"Thanks, we got {payload.message!r}"
+        >>> receiver.close()
+    """
+
+    def __init__(
+        self,
+        db: str | os.PathLike[str] | EventStore | None = None,
+        *,
+        secret: str | bytes | None = None,
+        max_body: int = DEFAULT_MAX_BODY,
+        path: str = DEFAULT_PATH,
+        handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
+        signature_header: str = DEFAULT_SIGNATURE_HEADER,
+        signature_digest: str = DEFAULT_SIGNATURE_DIGEST,
+    ) -> None:
+        if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
+            raise ValueError(f"max_body: expected a positive number of bytes, got {max_body!r}")
+        if not path.startswith("/"):
+            raise ValueError(f"path: must start with '/', got {path!r}")
+        if not 0 < handler_timeout <= 600:
+            raise ValueError(f"handler_timeout: expected 0 < seconds <= 600, got {handler_timeout}")
+        self._check = (
+            None
+            if secret is None
+            else SignatureCheck.build(secret, header=signature_header, digest=signature_digest)
+        )
+        self.max_body = max_body
+        self.path = path
+        self.handler_timeout = handler_timeout
+        self._handlers: dict[str, Handler] = {}
+        self._inflight: dict[str, asyncio.Future[dict[str, Any] | _Failed | None]] = {}
+        self._owns_store = not isinstance(db, EventStore)
+        self._cleanup: weakref.finalize[[str], Receiver] | None = None
+        self._store: EventStore
+        if isinstance(db, EventStore):
+            self._store = db
+        elif db is None:
+            folder = tempfile.mkdtemp(prefix="surveykit-callbacks-")
+            # Deleted on close(), or when the receiver is garbage collected, or at exit.
+            self._cleanup = weakref.finalize(self, _remove_tree, folder)
+            self._store = EventStore(Path(folder) / "events.sqlite")
+        else:
+            self._store = EventStore(db)
+        self._app = Starlette(
+            routes=[Route(path, self._endpoint, methods=["GET", "POST"])],
+            exception_handlers={HTTPException: self._http_error},
+        )
+
+    @property
+    def app(self) -> Starlette:
+        """The ASGI application."""
+        return self._app
+
+    @property
+    def store(self) -> EventStore:
+        """The event store."""
+        return self._store
+
+    @property
+    def temporary(self) -> bool:
+        """Whether the store is a temporary file deleted by :meth:`close`."""
+        return self._cleanup is not None
+
+    @property
+    def signed(self) -> bool:
+        """Whether callbacks must carry a valid signature."""
+        return self._check is not None
+
+    def __repr__(self) -> str:
+        types = ", ".join(sorted(self._handlers)) or "none"
+        signed = "signed" if self.signed else "unsigned"
+        return f"<Receiver {self.path} {signed}, handlers: {types}, db={str(self.store.path)!r}>"
+
+    def on(self, *types: CallbackType | str) -> Callable[[H], H]:
+        """Register a handler for callback types (any letter case); use as a decorator.
+
+        With no type the handler is the fallback for every type without its own handler.
+        Registering a type again replaces its handler (re-running a notebook cell is safe).
+        For Message and Keyword callbacks the handler's return value is the reply (see
+        :func:`build_reply`); for the other types it runs after the answer and its return
+        value is ignored.
+
+        Example:
+            >>> @receiver.on("Message", "Keyword")   # doctest: +SKIP
+            ... async def answer(payload):
+            ...     return "Thanks!"
+        """
+        keys = [_type_key(t) for t in types] or [_ANY]
+        for key in keys:
+            if not key:
+                raise ValueError("on(): a callback type must not be empty")
+
+        def register(handler: H) -> H:
+            if not callable(handler):
+                raise TypeError(f"on(): {handler!r} is not callable")
+            for key in keys:
+                self._handlers[key] = handler
+            return handler
+
+        return register
+
+    def handler_for(self, type_: CallbackType | str | None) -> Handler | None:
+        """The handler that a callback of this type runs, if any."""
+        if type_ is not None and (handler := self._handlers.get(_type_key(type_))):
+            return handler
+        return self._handlers.get(_ANY)
+
+    def close(self) -> None:
+        """Close the store (and delete it when it is temporary). Safe to call twice."""
+        if self._owns_store:
+            self._store.close()
+        if self._cleanup is not None:
+            self._cleanup()
+
+    # -- reading a request ----------------------------------------------------------------
+
+    async def _http_error(self, request: Request, exc: Exception) -> Response:
+        status = exc.status_code if isinstance(exc, HTTPException) else 500
+        allowed = {"Allow": "GET, POST"} if status == 405 else None
+        phrase = HTTPStatus(status).phrase
+        detail = f"{request.method} {request.url.path}: {phrase}"
+        return _problem(_Rejected(status, phrase, detail, headers=allowed))
+
+    async def _read_body(self, request: Request) -> bytes:
+        declared = request.headers.get("content-length")
+        if declared is not None:
+            if not declared.isdigit():
+                raise _Rejected(400, "Bad request", f"Content-Length {declared!r} is not a number")
+            if int(declared) > self.max_body:
+                raise self._too_large(f"Content-Length is {int(declared)} bytes")
+        chunks: list[bytes] = []
+        size = 0
+        try:
+            async for chunk in request.stream():
+                size += len(chunk)
+                if size > self.max_body:
+                    # Stop reading here: the rest of the body is never buffered.
+                    raise self._too_large(f"more than {self.max_body} bytes were sent")
+                chunks.append(chunk)
+        except ClientDisconnect:
+            raise _Rejected(400, "Bad request", "the client disconnected mid-body") from None
+        return b"".join(chunks)
+
+    def _too_large(self, what: str) -> _Rejected:
+        return _Rejected(
+            413,
+            "Body too large",
+            f"{what}; this receiver accepts callback bodies of at most {self.max_body} bytes",
+        )
+
+    def _verify(self, request: Request, signed: bytes) -> None:
+        if self._check is None:
+            return
+        problem = self._check.problem(request.headers.get(self._check.header), signed)
+        if problem is not None:
+            raise _Rejected(
+                401,
+                "Signature required",
+                problem,
+                headers={"WWW-Authenticate": f'HMAC header="{self._check.header}"'},
+            )
+
+    def _json_body(self, request: Request, body: bytes) -> dict[str, Any]:
+        content_type = request.headers.get("content-type")
+        if content_type is None:
+            raise _Rejected(
+                415, "Unsupported media type", "Content-Type is missing; send application/json"
+            )
+        media, _, params = content_type.partition(";")
+        media = media.strip().lower()
+        if media not in _JSON_TYPES and not (
+            media.startswith("application/") and media.endswith("+json")
+        ):
+            raise _Rejected(
+                415,
+                "Unsupported media type",
+                f"Content-Type {media!r} is not accepted; send application/json",
+            )
+        charset = re.search(r"charset\s*=\s*\"?([\w-]+)", params, re.IGNORECASE)
+        if charset and charset.group(1).lower().replace("-", "") != "utf8":
+            raise _Rejected(
+                415, "Unsupported media type", f"charset {charset.group(1)!r}: send UTF-8 JSON"
+            )
+        if not body.strip():
+            raise _Rejected(400, "Not JSON", "the body is empty; send the callback payload")
+        try:
+            data = orjson.loads(body)
+        except orjson.JSONDecodeError as exc:
+            raise _Rejected(400, "Not JSON", f"the body is not valid JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise _Rejected(
+                422,
+                "Invalid callback payload",
+                f"the body must be a JSON object (the callback payload), got {_json_kind(data)}",
+                errors=[{"field": "body", "message": "expected a JSON object"}],
+            )
+        return data
+
+    @staticmethod
+    def _query_fields(request: Request) -> dict[str, Any]:
+        data: dict[str, Any] = {}
+        seen: set[str] = set()
+        pairs: list[dict[str, Any]] = []
+        for key, value in request.query_params.multi_items():
+            low = key.lower()
+            if low == "metadata":
+                try:
+                    parsed = orjson.loads(value)
+                except orjson.JSONDecodeError:
+                    raise _Rejected(
+                        422,
+                        "Invalid callback payload",
+                        "MetaData in a query string must be JSON, e.g. "
+                        '[{"campaign":"spring"}], or use MetaData[campaign]=spring',
+                        errors=[{"field": "MetaData", "message": "not JSON"}],
+                    ) from None
+                if isinstance(parsed, dict):
+                    pairs.extend({name: item} for name, item in parsed.items())
+                else:
+                    pairs.extend(parsed if isinstance(parsed, list) else [parsed])
+                continue
+            if low.startswith("metadata[") and low.endswith("]") and len(key) > 10:
+                pairs.append({key[9:-1]: value})
+                continue
+            if low in seen:
+                raise _Rejected(
+                    422,
+                    "Invalid callback payload",
+                    f"{key} is given more than once in the query string",
+                    errors=[{"field": key, "message": "given more than once"}],
+                )
+            seen.add(low)
+            if low == "timestamp":
+                # An unencoded '+' of the UTC offset arrives as a space.
+                value = _GET_OFFSET.sub(r"+\1", value)
+            data[key] = value
+        if pairs:
+            data["MetaData"] = pairs
+        return data
+
+    async def _payload(self, request: Request) -> CallbackPayload:
+        if request.method == "GET":
+            query = request.scope.get("query_string", b"")
+            if len(query) > self.max_body:
+                raise self._too_large(f"the query string is {len(query)} bytes")
+            self._verify(request, query)
+            data = self._query_fields(request)
+        else:
+            if self._check is not None and self._check.header not in request.headers:
+                self._verify(request, b"")  # refuse before reading an unsigned body
+            body = await self._read_body(request)
+            self._verify(request, body)
+            data = self._json_body(request, body)
+        try:
+            payload = CallbackPayload.model_validate(data)
+        except ValidationError as exc:
+            errors = _validation_errors(exc)
+            detail = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+            raise _Rejected(422, "Invalid callback payload", detail, errors=errors) from None
+        if payload.type is None or not str(payload.type):
+            raise _Rejected(
+                422,
+                "Invalid callback payload",
+                "Type is missing: every callback names its type (Receipt, Message, ...)",
+                errors=[{"field": "Type", "message": "required"}],
+            )
+        return payload
+
+    # -- answering ------------------------------------------------------------------------
+
+    async def _endpoint(self, request: Request) -> Response:
+        try:
+            payload = await self._payload(request)
+        except _Rejected as rejected:
+            return _problem(rejected)
+        if payload.type not in RESPONSE_TYPES:
+            return await self._status_callback(payload, request.method)
+        return await self._response_callback(payload, request.method)
+
+    async def _status_callback(self, payload: CallbackPayload, method: str) -> Response:
+        recorded = await self._store.arecord(payload, method=method, reply_state="none")
+        handler = self.handler_for(payload.type)
+        if handler is None or not recorded.is_new:
+            return Response(status_code=200)
+        task = BackgroundTask(self._run_status_handler, handler, payload, recorded)
+        return Response(status_code=200, background=task)
+
+    async def _run_status_handler(
+        self, handler: Handler, payload: CallbackPayload, recorded: Recorded
+    ) -> None:
+        _, error = await self._call(handler, payload)
+        if error is not None:
+            await self._store.aset_outcome(recorded.event_id, error=error, finish=False)
+
+    async def _response_callback(self, payload: CallbackPayload, method: str) -> Response:
+        identity = delivery_identity(payload)
+        waiting = self._inflight.get(identity)
+        if waiting is not None:
+            # A retry while the first delivery's handler still runs: count it, share the reply.
+            await self._store.arecord(payload, method=method)
+            reply = await asyncio.shield(waiting)
+        else:
+            future: asyncio.Future[dict[str, Any] | _Failed | None]
+            future = asyncio.get_running_loop().create_future()
+            self._inflight[identity] = future
+            try:
+                reply = await self._first_reply(payload, method)
+            except BaseException:
+                future.set_result(_FAILED)
+                raise
+            else:
+                future.set_result(reply)
+            finally:
+                del self._inflight[identity]
+        if isinstance(reply, _Failed):
+            return _problem(
+                _Rejected(503, "Not stored", "the first delivery of this callback failed; retry")
+            )
+        if reply is None:
+            return Response(status_code=200)
+        return JSONResponse(reply, status_code=200)
+
+    async def _first_reply(self, payload: CallbackPayload, method: str) -> dict[str, Any] | None:
+        handler = self.handler_for(payload.type)
+        state: ReplyState = "pending" if handler is not None else "done"
+        recorded = await self._store.arecord(payload, method=method, reply_state=state)
+        if recorded.reply_state == "done":
+            # Answered before (possibly by an earlier process): the same reply again.
+            return recorded.reply
+        if handler is None:
+            # Left pending by a process that stopped mid-handler; no handler now, so the
+            # answer is final: no reply, now and on every later delivery.
+            await self._store.aset_outcome(recorded.event_id)
+            return None
+        result, error = await self._call(handler, payload)
+        reply: dict[str, Any] | None = None
+        if error is None:
+            try:
+                request = build_reply(payload, result)
+            except (TypeError, ValidationError) as exc:
+                error = _short(exc)
+                logger.warning("callback event %d: %s", recorded.event_id, error)
+            else:
+                reply = None if request is None else request.to_wire()
+        await self._store.aset_outcome(recorded.event_id, reply=reply, error=error)
+        return reply
+
+    async def _call(self, handler: Handler, payload: CallbackPayload) -> tuple[Reply, str | None]:
+        try:
+            with anyio.fail_after(self.handler_timeout):
+                if inspect.iscoroutinefunction(handler):
+                    result: Any = await handler(payload)
+                else:
+                    result = await anyio.to_thread.run_sync(
+                        handler, payload, abandon_on_cancel=True
+                    )
+                if inspect.isawaitable(result):
+                    result = await result
+        except TimeoutError:
+            error = (
+                f"the handler did not return within {self.handler_timeout:g} s; "
+                "the callback was answered without a reply"
+            )
+            logger.warning("callback handler %s: %s", _name(handler), error)
+            return None, error
+        except Exception as exc:
+            logger.exception("callback handler %s failed", _name(handler))
+            return None, f"the handler raised {_short(exc)}"
+        return result, None
+
+
+def _remove_tree(folder: str) -> None:
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def _json_kind(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, int | float):
+        return "a number"
+    return "a string" if isinstance(value, str) else "an array"
+
+
+def _name(handler: Handler) -> str:
+    return str(getattr(handler, "__qualname__", None) or repr(handler))
