@@ -31,6 +31,9 @@ class FakePlatform:
     accepted: list[dict[str, Any]] = field(default_factory=list)
     requests: list[tuple[str, str, Any]] = field(default_factory=list)
     links_registered: int = 0
+    references: set[str] = field(default_factory=lambda: {"CSAT-2026"})
+    imported: list[dict[str, Any]] = field(default_factory=list)
+    import_script: list[Any] = field(default_factory=list)
     _lock: threading.Lock = field(default_factory=threading.Lock)
     _next: int = 1000
 
@@ -49,6 +52,35 @@ class FakePlatform:
                     self.links_registered += 1
                     links.append(f"https://t.example/{self.links_registered}")
                 return httpx.Response(200, json=links)
+            if path == "/v3.2/Data/Import":
+                answer = self.import_script.pop(0) if self.import_script else None
+                if answer is None and body["reference"] not in self.references:
+                    answer = (
+                        404,
+                        {
+                            "type": "about:blank",
+                            "title": "Not Found",
+                            "status": 404,
+                            "detail": f"no import definition {body['reference']}",
+                        },
+                    )
+                if answer is None:
+                    results = []
+                    for record in body["list"]:
+                        self.imported.append(record)
+                        ok = "mobileNumber" in record or "emailAddress" in record
+                        results.append(
+                            {
+                                "status": "Success" if ok else "Error",
+                                "message": "" if ok else "no contact",
+                                "firstName": record.get("firstName"),
+                                "when": "2026-03-02T09:00:00Z",
+                            }
+                        )
+                    return httpx.Response(200, json=results)
+                if isinstance(answer, BaseException):
+                    raise answer
+                return httpx.Response(answer[0], json=answer[1])
             if path.startswith("/v3.2/Message/Lookup/"):
                 number = path.rsplit("/", 1)[1]
                 kind = "Landline" if number.endswith("0") else "Mobile"

@@ -10,6 +10,7 @@ from surveykit.errors import (
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
+    ColumnMappingError,
     ConfigurationError,
     NotFoundError,
     OutcomeUnknownError,
@@ -20,6 +21,15 @@ from surveykit.errors import (
     ServerError,
     SurveykitError,
     UnexpectedResponseError,
+)
+from surveykit.frames import (
+    ImportPlan,
+    ImportStoppedError,
+    build_import_list,
+    import_frame,
+    join_import_results,
+    normalize_phone_number,
+    normalize_phone_numbers,
 )
 
 __version__ = "0.1.0"
@@ -34,7 +44,10 @@ __all__ = [
     "BasicTokenAuth",
     "BatchResult",
     "Client",
+    "ColumnMappingError",
     "ConfigurationError",
+    "ImportPlan",
+    "ImportStoppedError",
     "Listener",
     "NotFoundError",
     "OutcomeUnknownError",
@@ -49,11 +62,16 @@ __all__ = [
     "UnexpectedResponseError",
     "__version__",
     "analysis",
+    "build_import_list",
     "callback_signature",
     "campaign_funnel",
+    "import_frame",
+    "join_import_results",
     "listen",
     "lookup_frame",
     "models",
+    "normalize_phone_number",
+    "normalize_phone_numbers",
     "preview_batch",
     "send_batch",
 ]

@@ -4,6 +4,7 @@ Everything derives from :class:`SurveykitError`::
 
     SurveykitError
     ├── ConfigurationError          bad settings (insecure URL with a token, ...)
+    ├── ColumnMappingError          DataFrame columns that cannot be mapped to import fields
     ├── APIConnectionError          the request provably never reached the server
     ├── APITimeoutError             a read-only request timed out (after its retries)
     ├── OutcomeUnknownError         a send may or may not have reached the server
@@ -37,6 +38,7 @@ __all__ = [
     "APITimeoutError",
     "AuthenticationError",
     "BadRequestError",
+    "ColumnMappingError",
     "ConfigurationError",
     "NotFoundError",
     "OutcomeUnknownError",
@@ -56,6 +58,10 @@ class SurveykitError(Exception):
 
 class ConfigurationError(SurveykitError, ValueError):
     """The client was configured in a way that is unsafe or incomplete."""
+
+
+class ColumnMappingError(SurveykitError, ValueError):
+    """The columns of a DataFrame cannot be mapped to import properties unambiguously."""
 
 
 def _describe(request: httpx.Request | None) -> str:

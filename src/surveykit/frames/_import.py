@@ -1,0 +1,171 @@
+"""``import_frame``: a DataFrame into POST /v3.2/Data/Import in chunks, results joined back."""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from surveykit._dual import returns
+from surveykit.batch._runner import Flow, drive_async, drive_sync
+from surveykit.errors import (
+    APIConnectionError,
+    APIStatusError,
+    NotFoundError,
+    OutcomeUnknownError,
+    SurveykitError,
+)
+from surveykit.frames._join import join_import_results
+from surveykit.frames._plan import ImportPlan, build_import_list
+
+if TYPE_CHECKING:
+    from surveykit.client import AsyncClient, Client
+
+
+class ImportStoppedError(SurveykitError):
+    """The import stopped early: the platform does not know the reference (404).
+
+    ``result`` holds every row's outcome up to then (rows of later chunks are
+    ``not sent``); ``cause`` is the :class:`~surveykit.NotFoundError`.
+    """
+
+    def __init__(self, message: str, *, result: pd.DataFrame, cause: NotFoundError) -> None:
+        super().__init__(message)
+        self.result = result
+        self.cause = cause
+
+
+def _chunk_outcome(error: SurveykitError) -> tuple[str, str]:
+    if isinstance(error, OutcomeUnknownError):
+        return "unknown", f"may or may not have been imported ({error}); not sent again"
+    if isinstance(error, APIConnectionError):
+        return "not sent", f"never reached the platform: {error}"
+    if (
+        isinstance(error, APIStatusError)
+        and error.status_code >= 500
+        and error.status_code not in (502, 503)
+    ):
+        return "unknown", f"the platform failed ({error}); it may have imported some records"
+    return "failed", str(error)
+
+
+class _Import:
+    def __init__(self, plan: ImportPlan, reference: str, chunk_size: int, progress: bool) -> None:
+        if chunk_size < 1:
+            raise ValueError("chunk_size: must be at least 1")
+        self.plan, self.reference, self.chunk_size = plan, reference, chunk_size
+        self.results: list[Any] = []
+        self.overrides: dict[int, tuple[str, str]] = {}  # record position -> (status, reason)
+        self.bar: Any = None
+        if progress and len(plan.records):
+            from tqdm.auto import tqdm
+
+            self.bar = tqdm(total=len(plan.records), desc="import", unit="row")
+
+    def flow(self) -> Flow[None]:
+        records = self.plan.records
+        for start in range(0, len(records), self.chunk_size):
+            chunk = records[start : start + self.chunk_size]
+
+            def call(client: Any, chunk: list[dict[str, Any]] = chunk) -> Any:
+                return client.data.import_records(self.reference, chunk)
+
+            answer = yield call
+            if isinstance(answer, NotFoundError):
+                self.results.extend([None] * (len(records) - len(self.results)))
+                done = start
+                where = (
+                    "nothing was imported"
+                    if done == 0
+                    else (f"{done} records in earlier chunks were imported; the rest were not sent")
+                )
+                raise ImportStoppedError(
+                    f"Data/Import: the platform does not know reference {self.reference!r} "
+                    f"({answer}); {where}",
+                    result=self.frame(),
+                    cause=answer,
+                ) from answer
+            if isinstance(answer, SurveykitError):
+                status, reason = _chunk_outcome(answer)
+                for position in range(start, start + len(chunk)):
+                    self.overrides[position] = (status, reason)
+                self.results.extend([None] * len(chunk))
+            else:
+                got = list(answer)
+                for position in range(start + len(got), start + len(chunk)):
+                    self.overrides[position] = (
+                        "unknown",
+                        "the platform returned no result for this record",
+                    )
+                self.results.extend((got + [None] * len(chunk))[: len(chunk)])
+            if self.bar is not None:
+                self.bar.update(len(chunk))
+
+    def frame(self) -> pd.DataFrame:
+        frame = join_import_results(self.plan, self.results)
+        if self.overrides:
+            positions = np.array(list(self.overrides), dtype=np.intp)
+            labels = frame.index[self.plan.positions[positions]]
+            frame.loc[labels, "status"] = [status for status, _ in self.overrides.values()]
+            frame.loc[labels, "reason"] = [reason for _, reason in self.overrides.values()]
+        return frame
+
+    def close(self) -> None:
+        if self.bar is not None:
+            self.bar.close()
+
+
+@returns(pd.DataFrame)
+def import_frame(
+    client: Client | AsyncClient,
+    /,
+    reference: str,
+    df: pd.DataFrame,
+    *,
+    mapping: Mapping[Hashable, str | None] | None = None,
+    default_region: str | None = None,
+    chunk_size: int = 1000,
+    progress: bool = True,
+    plan: ImportPlan | None = None,
+    **plan_options: Any,
+) -> pd.DataFrame | Any:
+    """Import the respondents of ``df`` into the survey import definition ``reference``.
+
+    Builds the plan with :func:`build_import_list` (``mapping``, ``default_region`` and
+    ``plan_options`` go to it) unless ``plan`` is given, sends the records in chunks of
+    ``chunk_size`` with a progress bar, and returns a DataFrame indexed like ``df``:
+    ``status`` (``Success``/``Error`` from the platform; ``rejected`` for rows the plan left
+    out; ``unknown`` for a chunk whose outcome is unknown, never sent again; ``not sent``;
+    ``failed``), ``message``, ``when`` and ``reason``.
+
+    An unknown reference (404) stops the import before the rest is sent:
+    :class:`ImportStoppedError`, whose ``result`` holds the rows so far.
+
+    With an :class:`~surveykit.AsyncClient` it returns an awaitable.
+    """
+    if not df.index.is_unique:
+        raise ValueError("df: the index must be unique, to join results back to rows")
+    if plan is None:
+        plan = build_import_list(df, mapping, default_region=default_region, **plan_options)
+    elif not plan.source_index.equals(df.index):
+        raise ValueError("plan: it was built from another DataFrame (the index differs)")
+    job = _Import(plan, reference, chunk_size, progress)
+    from surveykit.client import AsyncClient
+
+    if isinstance(client, AsyncClient):
+        return _import_async(client, job)
+    try:
+        drive_sync(client, job.flow())
+        return job.frame()
+    finally:
+        job.close()
+
+
+async def _import_async(client: AsyncClient, job: _Import) -> pd.DataFrame:
+    try:
+        await drive_async(client, job.flow())
+        return job.frame()
+    finally:
+        job.close()

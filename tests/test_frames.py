@@ -1,0 +1,964 @@
+"""Tests of surveykit.frames: DataFrames to import lists, and results joined back."""
+
+from __future__ import annotations
+
+import datetime as dt
+import re
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import phonenumbers
+import pytest
+from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import strategies as st
+from phonenumbers import PhoneNumberFormat, PhoneNumberType
+
+from surveykit.errors import SurveykitError
+from surveykit.frames import (
+    EMAIL_PATTERN,
+    ColumnMappingError,
+    ImportPlan,
+    RecordSequence,
+    build_import_list,
+    infer_field,
+    join_import_results,
+    normalize_phone_number,
+    normalize_phone_numbers,
+)
+from surveykit.models.imports import ImportResult
+
+GB_MOBILE = "447911123456"
+
+
+def plan_of(rows: dict[str, list[Any]], index: Any = None, **kwargs: Any) -> ImportPlan:
+    return build_import_list(pd.DataFrame(rows, index=index), **kwargs)
+
+
+def reasons(plan: ImportPlan) -> dict[Any, str]:
+    return dict(zip(plan.rejected.index, plan.rejected["reason"], strict=True))
+
+
+# --- mapping ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("column", "field"),
+    [
+        ("First Name", "firstName"),
+        ("first_name", "firstName"),
+        ("firstname", "firstName"),
+        ("Given name", "firstName"),
+        ("FIRST-NAME", "firstName"),
+        ("Forename", "firstName"),
+        ("Surname", "lastName"),
+        ("last name", "lastName"),
+        ("Family Name", "lastName"),
+        ("phone", "mobileNumber"),
+        ("mobile", "mobileNumber"),
+        ("MSISDN", "mobileNumber"),
+        ("cell", "mobileNumber"),
+        ("Mobile Number", "mobileNumber"),
+        ("mobileNumber", "mobileNumber"),
+        ("Telephone", "mobileNumber"),
+        ("email", "emailAddress"),
+        ("E-mail", "emailAddress"),
+        ("Email Address", "emailAddress"),
+        ("dob", "dateOfBirth"),
+        ("Birth Date", "dateOfBirth"),
+        ("Date of Birth", "dateOfBirth"),
+        ("Title", "title"),
+        ("Salutation", "title"),
+        ("Website", "website"),
+        ("URL", "website"),
+    ],
+    ids=lambda v: str(v),
+)
+def test_infer_field_reads_common_spellings(column: str, field: str) -> None:
+    assert infer_field(column) == field
+
+
+@pytest.mark.parametrize(
+    "column", ["Store", "Notes", "Phone Type", "email_opt_in", "Segment", 3], ids=str
+)
+def test_infer_field_leaves_other_columns_alone(column: Any) -> None:
+    assert infer_field(column) is None
+
+
+def test_inferred_mapping_is_shown_in_plan_summary_and_reprs() -> None:
+    plan = plan_of({"Given name": ["Ann"], "Cell": ["+44 7911 123456"], "Store": ["S1"]})
+    assert plan.mapping == {"Given name": "firstName", "Cell": "mobileNumber", "Store": "Store"}
+    assert plan.inferred == ("Given name", "Cell")
+    assert plan.summary.inferred == {"Given name": "firstName", "Cell": "mobileNumber"}
+    text = repr(plan)
+    assert "'Given name' -> firstName (inferred)" in text
+    assert "'Store' -> Store (passed through)" in text
+    assert "'Cell' -> mobileNumber" in str(plan.summary)
+    page = plan._repr_html_()
+    assert "Given name" in page and "firstName" in page and "inferred" in page
+
+
+def test_two_columns_for_one_field_is_an_error_naming_both() -> None:
+    df = pd.DataFrame({"Phone": ["+447911123456"], "Mobile": ["+447911123457"]})
+    with pytest.raises(ColumnMappingError, match=r"'Phone'.*'Mobile'.*mobileNumber"):
+        build_import_list(df)
+
+
+def test_explicit_mapping_to_a_taken_field_is_an_error_naming_both() -> None:
+    df = pd.DataFrame({"Mobile": ["+447911123456"], "Other": ["x"]})
+    with pytest.raises(ColumnMappingError, match=r"'Mobile'.*'Other'"):
+        build_import_list(df, {"Other": "mobileNumber", "Mobile": "mobileNumber"})
+
+
+def test_mapping_error_is_a_surveykit_value_error() -> None:
+    assert issubclass(ColumnMappingError, SurveykitError)
+    assert issubclass(ColumnMappingError, ValueError)
+
+
+def test_explicit_mapping_wins_and_inference_fills_the_rest() -> None:
+    df = pd.DataFrame({"Contact": ["+447911123456"], "Mobile": ["landline"], "First Name": ["Ann"]})
+    plan = build_import_list(df, {"Contact": "mobileNumber"})
+    # mobileNumber is claimed explicitly, so "Mobile" passes through as a dynamic property.
+    assert plan.mapping == {
+        "Contact": "mobileNumber",
+        "Mobile": "Mobile",
+        "First Name": "firstName",
+    }
+    assert plan.records[0] == {
+        "mobileNumber": GB_MOBILE,
+        "Mobile": "landline",
+        "firstName": "Ann",
+    }
+
+
+def test_mapping_to_none_leaves_a_column_out() -> None:
+    plan = plan_of({"Mobile": ["+447911123456"], "Internal id": [7]}, mapping={"Internal id": None})
+    assert plan.records[0] == {"mobileNumber": GB_MOBILE}
+    assert plan.mapping["Internal id"] is None
+    assert "left out" in repr(plan)
+
+
+def test_explicit_mapping_can_rename_a_dynamic_property() -> None:
+    plan = plan_of({"Mobile": ["+447911123456"], "Store": ["S1"]}, mapping={"Store": "storeCode"})
+    assert plan.records[0] == {"mobileNumber": GB_MOBILE, "storeCode": "S1"}
+
+
+def test_mapping_naming_a_missing_column_is_an_error() -> None:
+    with pytest.raises(ColumnMappingError, match="Phone"):
+        plan_of({"Mobile": ["+447911123456"]}, mapping={"Phone": "mobileNumber"})
+
+
+def test_no_contact_column_at_all_is_an_error() -> None:
+    with pytest.raises(ColumnMappingError, match="mobileNumber or emailAddress"):
+        plan_of({"First Name": ["Ann"], "Store": ["S1"]})
+
+
+def test_infer_false_passes_every_column_through() -> None:
+    plan = plan_of(
+        {"Mobile": ["+447911123456"], "First Name": ["Ann"]},
+        mapping={"Mobile": "mobileNumber"},
+        infer=False,
+    )
+    assert plan.records[0] == {"mobileNumber": GB_MOBILE, "First Name": "Ann"}
+    assert plan.inferred == ()
+
+
+def test_duplicate_column_names_are_an_error() -> None:
+    df = pd.DataFrame([["+447911123456", "a@b.co"]], columns=["x", "x"])
+    with pytest.raises(ColumnMappingError, match="duplicate column"):
+        build_import_list(df, {"x": "mobileNumber"})
+
+
+def test_extra_columns_pass_through_unchanged() -> None:
+    plan = plan_of(
+        {"Mobile": ["+447911123456"], "Store": ["S1"], "Visits": [3], "VIP": [True]},
+    )
+    assert plan.records[0] == {"mobileNumber": GB_MOBILE, "Store": "S1", "Visits": 3, "VIP": True}
+    assert type(plan.records[0]["Visits"]) is int
+
+
+# --- phone numbers ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "region", "digits"),
+    [
+        ("07911 123456", "GB", GB_MOBILE),
+        ("+44 7911 123456", "GB", GB_MOBILE),
+        ("+44 7911 123456", None, GB_MOBILE),
+        ("0044 7911 123456", "GB", GB_MOBILE),
+        ("0044 7911 123456", None, GB_MOBILE),
+        ("(020) 7946 0018", "GB", "442079460018"),
+        ("07911.123.456", "GB", GB_MOBILE),
+        ("07911-123-456", "GB", GB_MOBILE),
+        (" 07911  123456 ", "GB", GB_MOBILE),
+        ("+44 (0) 7911 123456", None, GB_MOBILE),
+        ("tel:+44-7911-123456", None, GB_MOBILE),
+        ("447911123456", None, GB_MOBILE),
+        ("447911123456", "GB", GB_MOBILE),
+        (447911123456.0, None, GB_MOBILE),
+        ("447911123456.0", None, GB_MOBILE),
+        ("7911123456.0", "GB", GB_MOBILE),
+        (447911123456, None, GB_MOBILE),
+        (np.int64(447911123456), None, GB_MOBILE),
+        # Excel ate the leading 0: the region reads what is left.
+        (7911123456.0, "GB", GB_MOBILE),
+        ("2015550123", "US", "12015550123"),
+        ("+1 (201) 555-0123", "GB", "12015550123"),
+        ("33612345678", "GB", "33612345678"),
+    ],
+    ids=lambda v: repr(v),
+)
+def test_phone_numbers_normalise_to_e164_digits(
+    value: Any, region: str | None, digits: str
+) -> None:
+    assert normalize_phone_number(value, region) == (digits, None)
+    column = normalize_phone_numbers(pd.Series([value], dtype=object), region)
+    assert column.digits.tolist() == [digits]
+    assert re.fullmatch(r"[1-9]\d{1,14}", digits)
+
+
+@pytest.mark.parametrize(
+    ("value", "region", "reason"),
+    [
+        ("07911 987654", "GB", "not a valid number for region GB"),
+        ("+44 7911 987654", None, "not a valid number for region GB"),
+        ("123", "GB", "too short"),
+        ("07911 1234567890", "GB", "too long"),
+        ("07911 123456", None, "no region given for a national number"),
+        ("hello", "GB", "not a phone number"),
+        ("+999 123456", None, "invalid country code"),
+        (447911123456.5, None, "not a whole number (447911123456.5)"),
+        (float("inf"), None, "not a whole number (inf)"),
+        (True, None, "not a phone number (boolean)"),
+        ("07911 123456 ext. 12", "GB", "has an extension (12)"),
+    ],
+    ids=lambda v: repr(v),
+)
+def test_bad_phone_numbers_are_rejected_with_a_reason(
+    value: Any, region: str | None, reason: str
+) -> None:
+    assert normalize_phone_number(value, region) == (None, reason)
+    plan = plan_of(
+        {"Mobile": [value, "+447911123457"]}, index=["bad", "good"], default_region=region
+    )
+    assert reasons(plan) == {"bad": reason}
+    assert plan.rejected.loc["bad", "column"] == "Mobile"
+    assert plan.rejected.loc["bad", "value"] == value
+    assert plan.summary.rejected_by_reason == {reason: 1}
+
+
+def test_unknown_default_region_is_an_error() -> None:
+    with pytest.raises(ValueError, match="XX"):
+        plan_of({"Mobile": ["07911 123456"]}, default_region="XX")
+
+
+def test_lower_case_default_region_is_accepted() -> None:
+    assert normalize_phone_number("07911 123456", "gb") == (GB_MOBILE, None)
+
+
+def test_float_column_from_a_spreadsheet_with_blanks() -> None:
+    df = pd.DataFrame(
+        {"Mobile": [447911123456.0, np.nan, 447911123457.0], "Email": [None, "a@b.co", None]}
+    )
+    plan = build_import_list(df)
+    assert list(plan.records) == [
+        {"mobileNumber": GB_MOBILE},
+        {"emailAddress": "a@b.co"},
+        {"mobileNumber": "447911123457"},
+    ]
+
+
+def test_each_distinct_value_is_parsed_at_most_once(monkeypatch: pytest.MonkeyPatch) -> None:
+    calls: list[str] = []
+    real_parse = phonenumbers.parse
+
+    def counting_parse(number: str, region: str | None = None, *a: Any, **k: Any) -> Any:
+        calls.append(number)
+        return real_parse(number, region, *a, **k)
+
+    monkeypatch.setattr(phonenumbers, "parse", counting_parse)
+    national = [f"07911 12345{i}" for i in range(5)] + ["(020) 7946 001", "0791 1"]
+    e164 = [f"4479111234{i:02d}" for i in range(40)]
+    values = (national * 200) + (e164 * 50)
+    result = normalize_phone_numbers(pd.Series(values), "GB")
+    assert result.distinct == len(national) + len(e164)
+    assert len(calls) <= len(national) * 2  # the rest were validated in bulk
+    assert len(set(calls)) == len(calls)
+
+
+def test_bulk_check_agrees_with_phonenumbers_for_every_region() -> None:
+    values: list[str] = []
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        for kind in (PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE, PhoneNumberType.TOLL_FREE):
+            example = phonenumbers.example_number_for_type(region, kind)
+            if example is None:
+                continue
+            digits = phonenumbers.format_number(example, PhoneNumberFormat.E164)[1:]
+            values += [
+                digits,
+                digits[:-1],
+                digits + "1",
+                digits[:-1] + str((int(digits[-1]) + 5) % 10),
+            ]
+    column = normalize_phone_numbers(pd.Series(values, dtype="str"))
+    got = list(
+        zip(
+            column.digits.astype(object).where(column.digits.notna(), None),
+            column.reason,
+            strict=True,
+        )
+    )
+    expected = [normalize_phone_number(v) for v in values]
+    assert got == expected
+
+
+def test_bulk_check_agrees_with_phonenumbers_on_national_spellings_of_every_region() -> None:
+    # Each region read with its own default region: national prefixes, 00 and other
+    # international prefixes, bare digits, punctuation.
+    for region in sorted(phonenumbers.SUPPORTED_REGIONS):
+        values: list[str] = []
+        for kind in (PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE):
+            example = phonenumbers.example_number_for_type(region, kind)
+            if example is None:
+                continue
+            e164 = phonenumbers.format_number(example, PhoneNumberFormat.E164)
+            national = phonenumbers.format_number(example, PhoneNumberFormat.NATIONAL)
+            nsn = phonenumbers.national_significant_number(example)
+            values += [national, national.replace(" ", ""), "00" + e164[1:], "011" + e164[1:]]
+            values += [nsn, "0" + nsn, e164[1:], e164.replace("+", "+ "), "0" + nsn[:-1]]
+        if not values:
+            continue
+        column = normalize_phone_numbers(pd.Series(values, dtype="str"), region)
+        got = [
+            (None if pd.isna(d) else d, r)
+            for d, r in zip(column.digits, column.reason, strict=True)
+        ]
+        assert got == [normalize_phone_number(v, region) for v in values], region
+
+
+@pytest.mark.parametrize(
+    ("value", "region", "reason"),
+    [
+        ("0044 7911 123456", "US", "too long"),
+        ("01919123456", "IL", "too short (a local number without its area code)"),
+    ],
+    ids=repr,
+)
+def test_international_prefix_is_the_regions_own(value: str, region: str, reason: str) -> None:
+    column = normalize_phone_numbers(pd.Series([value]), region)
+    assert column.reason.tolist() == [reason]
+
+
+REGIONS = ["GB", "US", "FR", "DE", "IN", "BR", "AU", "IT", "NG", "IL", "RU", "JP"]
+FORMATS = [
+    PhoneNumberFormat.NATIONAL,
+    PhoneNumberFormat.INTERNATIONAL,
+    PhoneNumberFormat.E164,
+    PhoneNumberFormat.RFC3966,
+]
+
+
+@st.composite
+def valid_numbers(draw: st.DrawFn) -> tuple[str, phonenumbers.PhoneNumber]:
+    region = draw(st.sampled_from(REGIONS))
+    kind = draw(st.sampled_from([PhoneNumberType.MOBILE, PhoneNumberType.FIXED_LINE]))
+    example = phonenumbers.example_number_for_type(region, kind)
+    assume(example is not None)
+    nsn = phonenumbers.national_significant_number(example)
+    keep = draw(st.integers(min_value=max(len(nsn) - 4, 1), max_value=len(nsn)))
+    tail = draw(st.text("0123456789", min_size=len(nsn) - keep, max_size=len(nsn) - keep))
+    number = phonenumbers.parse("+" + str(example.country_code) + nsn[:keep] + tail)
+    assume(phonenumbers.is_valid_number(number))
+    return region, number
+
+
+def with_junk(text: str, draw: st.DrawFn) -> str:
+    """Swap the separators of a formatted number for other punctuation."""
+    out = []
+    for ch in text:
+        if ch in " -":
+            out.append(draw(st.sampled_from([" ", "-", ".", "  ", " - ", ""])))
+        else:
+            out.append(ch)
+    lead = draw(st.sampled_from(["", " ", "\t"]))
+    trail = draw(st.sampled_from(["", " ", "  "]))
+    return lead + "".join(out) + trail
+
+
+@given(data=st.data(), number=valid_numbers(), fmt=st.sampled_from(FORMATS))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.filter_too_much])
+def test_every_spelling_of_a_valid_number_normalises_to_its_e164_digits(
+    data: st.DataObject, number: tuple[str, phonenumbers.PhoneNumber], fmt: int
+) -> None:
+    region, num = number
+    expected = phonenumbers.format_number(num, PhoneNumberFormat.E164)[1:]
+    spelled = with_junk(phonenumbers.format_number(num, fmt), data.draw)
+    # A national spelling needs its region; the others carry their country code.
+    read_region = (
+        region
+        if fmt == PhoneNumberFormat.NATIONAL
+        else data.draw(st.sampled_from([None, region, "GB"]))
+    )
+    assert normalize_phone_number(spelled, read_region) == (expected, None)
+    column = normalize_phone_numbers(pd.Series([spelled, spelled.strip()]), read_region)
+    assert column.digits.tolist() == [expected, expected]
+    assert column.number_id[0] == column.number_id[1] >= 0
+
+
+@given(
+    values=st.lists(st.text("0123456789 +-.()", min_size=1, max_size=18), min_size=1, max_size=30),
+    region=st.sampled_from([None, *REGIONS]),
+)
+@settings(max_examples=300, deadline=None)
+def test_bulk_and_one_by_one_agree_on_any_digits(values: list[str], region: str | None) -> None:
+    column = normalize_phone_numbers(pd.Series(values, dtype="str"), region)
+    for value, digits, reason in zip(values, column.digits, column.reason, strict=True):
+        if not value.strip():
+            assert pd.isna(digits) and reason is None
+            continue
+        one = normalize_phone_number(value, region)
+        assert (None if pd.isna(digits) else digits, reason) == one, value
+
+
+# --- emails ----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "a@b.co",
+        "first.last+tag@example.co.uk",
+        "o'brien@example.ie",
+        "user_name-1@sub.domain-x.com",
+        "josé@exämple.es",
+        "x@xn--80ak6aa92e.com",
+        " padded@example.com ",
+    ],
+    ids=repr,
+)
+def test_valid_email_addresses_are_sent_trimmed(address: str) -> None:
+    plan = plan_of({"Email": [address]})
+    assert plan.records[0] == {"emailAddress": address.strip()}
+    assert re.fullmatch(EMAIL_PATTERN, address.strip())
+
+
+@pytest.mark.parametrize(
+    "address",
+    [
+        "plainaddress",
+        "a@b",
+        "a@@b.com",
+        ".a@b.com",
+        "a.@b.com",
+        "a..b@c.com",
+        "a b@c.com",
+        "a@-b.com",
+        "a@b-.com",
+        "a@b.c",
+        "a@b..com",
+        "a@b.com.",
+        "@b.com",
+        "a@b.c0m",
+        '"quoted"@example.com',
+        "a@[127.0.0.1]",
+        "x" * 65 + "@example.com",
+        "a@" + ("b" * 60 + ".") * 5 + "com",  # over 254 characters
+    ],
+    ids=lambda a: repr(a[:30]),
+)
+def test_invalid_email_addresses_are_rejected_by_default(address: str) -> None:
+    plan = plan_of({"Email": [address, "ok@example.com"]}, index=["bad", "ok"])
+    assert reasons(plan) == {"bad": "not a valid email address"}
+    assert plan.rejected.loc["bad", "value"] == address
+
+
+def test_email_policy_warn_sends_the_address_and_lists_it() -> None:
+    with pytest.warns(UserWarning, match="1 email addresses look invalid"):
+        plan = plan_of({"Email": ["bad@", "ok@example.com"]}, index=["b", "o"], email_policy="warn")
+    assert list(plan.records) == [{"emailAddress": "bad@"}, {"emailAddress": "ok@example.com"}]
+    assert plan.rejected.empty
+    assert plan.warnings.index.tolist() == ["b"]
+    assert plan.warnings.loc["b", "reason"] == "not a valid email address"
+    assert plan.summary.warnings == 1
+
+
+def test_email_policy_reject_does_not_warn() -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        plan = plan_of({"Email": ["bad@", "ok@example.com"]})
+    assert plan.warnings.empty
+
+
+def test_unknown_email_policy_is_an_error() -> None:
+    with pytest.raises(ValueError, match="email_policy"):
+        plan_of({"Email": ["a@b.co"]}, email_policy="ignore")  # type: ignore[arg-type]
+
+
+def test_invalid_number_rejects_the_row_even_with_a_good_email() -> None:
+    plan = plan_of({"Mobile": ["123"], "Email": ["a@b.co"]}, default_region="GB")
+    assert reasons(plan) == {0: "too short"}
+
+
+def test_invalid_email_rejects_the_row_even_with_a_good_number() -> None:
+    plan = plan_of({"Mobile": ["+447911123456"], "Email": ["a@b"]})
+    assert reasons(plan) == {0: "not a valid email address"}
+
+
+# --- no contact ------------------------------------------------------------------------
+
+
+def test_row_without_number_or_email_is_rejected_as_no_contact() -> None:
+    plan = plan_of(
+        {
+            "First Name": ["Ann", "Bob", "Cy"],
+            "Mobile": [None, "+447911123456", ""],
+            "Email": [np.nan, None, "  "],
+        },
+        index=["a", "b", "c"],
+    )
+    assert plan.index.tolist() == ["b"]
+    assert reasons(plan) == {
+        "a": "no contact: neither a valid mobileNumber nor an emailAddress",
+        "c": "no contact: neither a valid mobileNumber nor an emailAddress",
+    }
+    assert plan.rejected.loc["a", "column"] is None
+
+
+# --- dates -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("value", "iso"),
+    [
+        ("1980-05-17", "1980-05-17"),
+        ("1980/5/7", "1980-05-07"),
+        ("19800517", "1980-05-17"),
+        ("17/05/1980", "1980-05-17"),
+        ("05/17/1980", "1980-05-17"),
+        ("17.05.1980", "1980-05-17"),
+        ("17 May 1980", "1980-05-17"),
+        ("17 May, 1980", "1980-05-17"),
+        ("May 17th, 1980", "1980-05-17"),
+        ("17-May-1980", "1980-05-17"),
+        ("1980-05-17T23:30:00", "1980-05-17"),
+        ("1980-05-17 10:00:00+01:00", "1980-05-17"),
+        (dt.date(1980, 5, 17), "1980-05-17"),
+        (dt.datetime(1980, 5, 17, 8, 30), "1980-05-17"),
+        (pd.Timestamp("1980-05-17"), "1980-05-17"),
+        (np.datetime64("1980-05-17"), "1980-05-17"),
+    ],
+    ids=repr,
+)
+def test_dates_of_birth_become_iso_dates(value: Any, iso: str) -> None:
+    plan = plan_of({"Mobile": ["+447911123456"], "DOB": pd.Series([value], dtype=object)})
+    assert plan.records[0]["dateOfBirth"] == iso
+
+
+def test_datetime64_columns_become_iso_dates() -> None:
+    dob = pd.to_datetime(pd.Series(["1980-05-17 00:00", None, "2001-01-02 13:45"]))
+    plan = plan_of({"Mobile": ["+447911123456", "+447911123457", "+447911123458"], "DOB": dob})
+    assert [r.get("dateOfBirth") for r in plan.records] == ["1980-05-17", None, "2001-01-02"]
+    assert "dateOfBirth" not in plan.records[1]
+
+
+def test_tz_aware_datetime64_date_of_birth() -> None:
+    dob = pd.Series(pd.to_datetime(["1980-05-17 23:00"]).tz_localize("Europe/London"))
+    plan = plan_of({"Mobile": ["+447911123456"], "DOB": dob})
+    assert plan.records[0]["dateOfBirth"] == "1980-05-17"
+
+
+@pytest.mark.parametrize(
+    ("value", "reason"),
+    [
+        ("yesterday", "not a date"),
+        ("31/02/1980", "impossible date (1980-02-31)"),
+        ("1980-13-01", "impossible date (1980-13-01)"),
+        ("17/05/80", "two-digit year"),
+        ("1980-05-17Tnonsense", "not a date"),
+    ],
+    ids=repr,
+)
+def test_unparseable_dates_are_rejected_with_a_reason(value: str, reason: str) -> None:
+    plan = plan_of({"Mobile": ["+447911123456", "+447911123457"], "DOB": [value, "1980-01-01"]})
+    assert reasons(plan) == {0: reason}
+    assert plan.rejected.loc[0, "column"] == "DOB"
+
+
+def test_numbers_in_a_date_column_are_rejected() -> None:
+    plan = plan_of({"Mobile": ["+447911123456"], "DOB": [29358]})
+    assert reasons(plan) == {0: "not a date (number 29358)"}
+
+
+def test_ambiguous_dates_are_rejected_unless_the_order_is_known() -> None:
+    rows = {"Mobile": ["+447911123456", "+447911123457"], "DOB": ["03/04/1980", "05/06/1990"]}
+    plan = plan_of(rows)
+    assert set(reasons(plan).values()) == {
+        "ambiguous date: day/month order unknown (pass dayfirst=True or False)"
+    }
+    assert [r["dateOfBirth"] for r in plan_of(rows, dayfirst=True).records] == [
+        "1980-04-03",
+        "1990-06-05",
+    ]
+    assert [r["dateOfBirth"] for r in plan_of(rows, dayfirst=False).records] == [
+        "1980-03-04",
+        "1990-05-06",
+    ]
+
+
+def test_date_order_is_read_from_the_unambiguous_dates_of_the_column() -> None:
+    day_first = plan_of(
+        {"Mobile": ["+447911123456", "+447911123457"], "DOB": ["03/04/1980", "25/12/1990"]}
+    )
+    assert [r["dateOfBirth"] for r in day_first.records] == ["1980-04-03", "1990-12-25"]
+    month_first = plan_of(
+        {"Mobile": ["+447911123456", "+447911123457"], "DOB": ["03/04/1980", "12/25/1990"]}
+    )
+    assert [r["dateOfBirth"] for r in month_first.records] == ["1980-03-04", "1990-12-25"]
+
+
+def test_dynamic_datetime_columns_are_iso_text() -> None:
+    plan = plan_of(
+        {
+            "Mobile": ["+447911123456", "+447911123457"],
+            "Joined": pd.to_datetime(["2024-01-02", "2024-03-04"]),
+            "Seen": pd.to_datetime(["2024-01-02 10:11:12", "2024-03-04 00:00:00"]),
+            "SeenUTC": pd.to_datetime(["2024-01-02 10:11:12", "2024-03-04 00:00:00"]).tz_localize(
+                "UTC"
+            ),
+        }
+    )
+    assert plan.records[0]["Joined"] == "2024-01-02"
+    assert plan.records[0]["Seen"] == "2024-01-02T10:11:12"
+    assert plan.records[1]["Seen"] == "2024-03-04T00:00:00"
+    assert plan.records[0]["SeenUTC"] == "2024-01-02T10:11:12+00:00"
+
+
+# --- values ----------------------------------------------------------------------------
+
+
+def test_missing_values_are_omitted_not_sent_as_null() -> None:
+    plan = plan_of(
+        {
+            "Mobile": ["+447911123456"] * 5,
+            "First Name": [None, np.nan, pd.NA, "", "  "],
+            "Store": pd.Series([None, np.nan, pd.NA, "", " "], dtype=object),
+            "Visits": pd.array([None, 1, None, 2, None], dtype="Int64"),
+        },
+        dedupe=False,
+    )
+    assert [sorted(r) for r in plan.records] == [
+        ["mobileNumber"],
+        ["Visits", "mobileNumber"],
+        ["mobileNumber"],
+        ["Visits", "mobileNumber"],
+        ["mobileNumber"],
+    ]
+    assert all(None not in r.values() for r in plan.records)
+
+
+def test_whitespace_is_trimmed_everywhere() -> None:
+    plan = plan_of(
+        {
+            "Mobile": ["  +447911123456 "],
+            "First Name": ["  Ann\t"],
+            "Title": [" Dr "],
+            "Store": ["  S1  "],
+            "Note": pd.Series([" x "], dtype=object),
+        }
+    )
+    assert plan.records[0] == {
+        "mobileNumber": GB_MOBILE,
+        "firstName": "Ann",
+        "title": "Dr",
+        "Store": "S1",
+        "Note": "x",
+    }
+
+
+def test_numbers_are_serialised_sensibly() -> None:
+    plan = plan_of(
+        {
+            "Mobile": ["+447911123456", "+447911123457"],
+            "Store": [1.0, np.nan],  # ints with blanks, as read from a spreadsheet
+            "Score": [1.5, 2.0],
+            "Visits": [3, 4],
+            "Mixed": pd.Series([5.0, "x"], dtype=object),
+            "First Name": [1.0, 2.5],  # respondent text fields are text
+        }
+    )
+    first, second = plan.records
+    assert first["Store"] == 1 and type(first["Store"]) is int
+    assert "Store" not in second
+    assert first["Score"] == 1.5 and second["Score"] == 2 and type(second["Score"]) is int
+    assert type(first["Visits"]) is int
+    assert first["Mixed"] == 5 and type(first["Mixed"]) is int and second["Mixed"] == "x"
+    assert first["firstName"] == "1" and second["firstName"] == "2.5"
+
+
+def test_infinite_numbers_are_rejected() -> None:
+    plan = plan_of({"Mobile": ["+447911123456", "+447911123457"], "Score": [np.inf, 1.0]})
+    assert reasons(plan) == {0: "not a finite number"}
+    assert plan.rejected.loc[0, "column"] == "Score"
+
+
+def test_categorical_and_bool_columns() -> None:
+    plan = plan_of(
+        {
+            "Mobile": pd.Categorical(["+447911123456", "07911 123457"]),
+            "Tier": pd.Categorical(["gold", None]),
+            "VIP": [True, False],
+        },
+        default_region="GB",
+    )
+    assert list(plan.records) == [
+        {"mobileNumber": GB_MOBILE, "Tier": "gold", "VIP": True},
+        {"mobileNumber": "447911123457", "VIP": False},
+    ]
+
+
+# --- duplicates ------------------------------------------------------------------------
+
+
+def test_duplicates_point_at_the_first_row_with_that_number() -> None:
+    plan = plan_of(
+        {"Mobile": ["07911 123456", "+44 7911 123456", 447911123456.0, "07911 123457"]},
+        index=["first", "again", "float", "other"],
+        default_region="GB",
+    )
+    assert plan.index.tolist() == ["first", "other"]
+    assert reasons(plan) == {"again": "duplicate", "float": "duplicate"}
+    assert plan.rejected["duplicate_of"].tolist() == ["first", "first"]
+    assert plan.rejected.loc["again", "value"] == "+44 7911 123456"
+
+
+def test_duplicate_pointer_skips_rows_rejected_for_something_else() -> None:
+    plan = plan_of(
+        {
+            "Mobile": ["+447911123456", "+447911123456", "+447911123456"],
+            "Email": ["bad@", None, None],
+        },
+        index=[10, 20, 30],
+    )
+    assert reasons(plan) == {10: "not a valid email address", 30: "duplicate"}
+    assert plan.rejected.loc[30, "duplicate_of"] == 20
+    assert pd.isna(plan.rejected.loc[10, "duplicate_of"])
+
+
+def test_dedupe_false_keeps_repeated_numbers() -> None:
+    plan = plan_of({"Mobile": ["+447911123456", "447911123456"]}, dedupe=False)
+    assert len(plan.records) == 2
+    assert plan.rejected.empty
+
+
+# --- order, index, invariant -----------------------------------------------------------
+
+
+def test_order_and_index_are_kept_with_string_labels() -> None:
+    plan = plan_of(
+        {"Mobile": ["+447911123459", "bad", "+447911123451", "+447911123452"]},
+        index=["z", "y", "a", "m"],
+    )
+    assert plan.index.tolist() == ["z", "a", "m"]
+    assert plan.positions.tolist() == [0, 2, 3]
+    assert [r["mobileNumber"] for r in plan.records] == [
+        "447911123459",
+        "447911123451",
+        "447911123452",
+    ]
+    assert plan.rejected.index.tolist() == ["y"]
+
+
+def test_order_and_index_are_kept_with_non_monotonic_int_labels() -> None:
+    plan = plan_of(
+        {"Mobile": ["+447911123453", "+447911123451", None, "+447911123452"]},
+        index=[42, 7, 99, 3],
+    )
+    assert plan.index.tolist() == [42, 7, 3]
+    assert [r["mobileNumber"] for r in plan.records] == [
+        "447911123453",
+        "447911123451",
+        "447911123452",
+    ]
+    assert plan.rejected.index.tolist() == [99]
+
+
+PHONE_POOL = [
+    "07911 123456",
+    "+44 7911 123457",
+    "447911123458",
+    447911123456.0,
+    "07911 987654",
+    "123",
+    None,
+    np.nan,
+    "",
+    "(020) 7946 0018",
+    "+33 6 12 34 56 78",
+    "not a number",
+]
+EMAIL_POOL = ["a@example.com", "b@example.org", "bad@", None, "  ", "c@ex.co.uk"]
+DOB_POOL = ["1980-05-17", "17/05/1980", "03/04/1980", "garbage", None, dt.date(1990, 1, 2)]
+
+
+@st.composite
+def respondent_frames(draw: st.DrawFn) -> pd.DataFrame:
+    n = draw(st.integers(min_value=0, max_value=40))
+    rows = {
+        "Mobile": draw(st.lists(st.sampled_from(PHONE_POOL), min_size=n, max_size=n)),
+        "Email": draw(st.lists(st.sampled_from(EMAIL_POOL), min_size=n, max_size=n)),
+        "DOB": draw(st.lists(st.sampled_from(DOB_POOL), min_size=n, max_size=n)),
+        "Score": draw(
+            st.lists(st.sampled_from([1.0, 2.5, np.nan, np.inf]), min_size=n, max_size=n)
+        ),
+    }
+    kind = draw(st.sampled_from(["range", "strings", "shuffled"]))
+    if kind == "strings":
+        labels = draw(
+            st.lists(st.text(min_size=1, max_size=5), min_size=n, max_size=n, unique=True)
+        )
+        index = pd.Index(labels, dtype=object)
+    elif kind == "shuffled":
+        index = pd.Index(draw(st.permutations(list(range(0, 3 * n, 3)))))
+    else:
+        index = pd.RangeIndex(n)
+    return pd.DataFrame({k: pd.Series(v, dtype=object) for k, v in rows.items()}).set_axis(index)
+
+
+@given(
+    df=respondent_frames(),
+    region=st.sampled_from([None, "GB"]),
+    dedupe=st.booleans(),
+    email_policy=st.sampled_from(["reject", "warn"]),
+)
+@settings(max_examples=150, deadline=None)
+def test_every_row_is_a_record_or_a_rejection(
+    df: pd.DataFrame, region: str | None, dedupe: bool, email_policy: Any
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        plan = build_import_list(
+            df, default_region=region, dedupe=dedupe, email_policy=email_policy
+        )
+    kept, dropped = list(plan.index), list(plan.rejected.index)
+    assert len(plan.records) == len(kept) == plan.summary.records
+    assert len(kept) + len(dropped) == len(df) == plan.summary.rows
+    assert set(kept).isdisjoint(dropped)
+    assert set(kept) | set(dropped) == set(df.index)
+    assert sum(plan.summary.rejected_by_reason.values()) == len(dropped)
+    assert plan.rejected["reason"].notna().all()
+    # records keep DataFrame order, and each is built from its own row
+    assert list(plan.positions) == sorted(plan.positions)
+    assert kept == [df.index[p] for p in plan.positions]
+    for record, label in zip(plan.records, kept, strict=True):
+        raw = df.loc[label, "Mobile"]
+        expected = (
+            normalize_phone_number(raw, region)[0] if not pd.isna(raw) and raw != "" else None
+        )
+        assert record.get("mobileNumber") == expected
+        assert "mobileNumber" in record or "emailAddress" in record
+        assert None not in record.values()
+    if dedupe:
+        numbers = [r["mobileNumber"] for r in plan.records if "mobileNumber" in r]
+        assert len(numbers) == len(set(numbers))
+        dups = plan.rejected[plan.rejected["reason"] == "duplicate"]
+        assert set(dups["duplicate_of"]) <= set(kept)
+
+
+def test_empty_frame_gives_an_empty_plan() -> None:
+    plan = build_import_list(pd.DataFrame({"Mobile": pd.Series([], dtype="str")}))
+    assert len(plan.records) == 0 and plan.rejected.empty
+    assert plan.summary.rows == 0
+
+
+def test_not_a_dataframe_is_a_type_error() -> None:
+    with pytest.raises(TypeError, match="DataFrame"):
+        build_import_list([{"Mobile": "+447911123456"}])  # type: ignore[arg-type]
+
+
+# --- records ---------------------------------------------------------------------------
+
+
+def test_record_sequence_behaves_like_a_list() -> None:
+    numbers = [f"+4479111234{i:02d}" for i in range(25)]
+    plan = plan_of({"Mobile": numbers})
+    records = plan.records
+    assert isinstance(records, RecordSequence)
+    expected = [{"mobileNumber": n[1:]} for n in numbers]
+    assert len(records) == 25
+    assert records[0] == expected[0] and records[-1] == expected[-1]
+    assert records[3:6] == expected[3:6]
+    assert records[::10] == expected[::10]
+    assert records == expected
+    assert [len(c) for c in records.chunks(10)] == [10, 10, 5]
+    assert [r for c in records.chunks(10) for r in c] == expected
+    assert records.columns == ["mobileNumber"]
+    assert "25 records" in repr(records)
+    with pytest.raises(IndexError):
+        records[25]
+    with pytest.raises(ValueError, match="size"):
+        next(records.chunks(0))
+
+
+# --- join-back -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def joined_plan() -> tuple[pd.DataFrame, ImportPlan]:
+    df = pd.DataFrame(
+        {"Mobile": ["+447911123451", "bad", "+447911123452", "+447911123451", "+447911123453"]},
+        index=["e", "d", "c", "b", "a"],
+    )
+    return df, build_import_list(df)
+
+
+def test_join_results_covers_every_row(joined_plan: tuple[pd.DataFrame, ImportPlan]) -> None:
+    df, plan = joined_plan
+    results = [
+        {"status": "Success", "message": "added", "when": "2024-08-07T21:51:26+01:00"},
+        ImportResult.model_validate({"status": "Error", "message": "exists"}),
+    ]
+    out = join_import_results(plan, results, df.index)
+    assert out.index.equals(df.index)
+    assert out["status"].tolist() == ["Success", "rejected", "Error", "rejected", "not sent"]
+    assert out.loc["e", "when"] == "2024-08-07T21:51:26+01:00"
+    assert out.loc["c", "message"] == "exists"
+    assert out.loc["d", "reason"] == "not a phone number"
+    assert out.loc["b", "reason"] == "duplicate"
+    assert pd.isna(out.loc["a", "reason"]) and pd.isna(out.loc["a", "message"])
+
+
+def test_join_results_accepts_none_for_unsent_and_any_letter_case(
+    joined_plan: tuple[pd.DataFrame, ImportPlan],
+) -> None:
+    _, plan = joined_plan
+    results = [None, {"Status": "success", "Message": "ok", "When": "t"}, {"STATUS": "Pending"}]
+    out = join_import_results(plan, results)
+    assert out.loc["e", "status"] == "not sent"
+    assert out.loc["c", "status"] == "Success" and out.loc["c", "message"] == "ok"
+    assert out.loc["a", "status"] == "Pending"  # unknown statuses are kept as given
+    assert list(out.columns) == ["status", "message", "when", "reason"]
+
+
+def test_join_results_refuses_too_many_results(
+    joined_plan: tuple[pd.DataFrame, ImportPlan],
+) -> None:
+    _, plan = joined_plan
+    with pytest.raises(ValueError, match="4 results for 3 records"):
+        join_import_results(plan, [{"status": "Success"}] * 4)
+
+
+def test_join_results_refuses_another_frames_index(
+    joined_plan: tuple[pd.DataFrame, ImportPlan],
+) -> None:
+    df, plan = joined_plan
+    with pytest.raises(ValueError, match="df_index"):
+        join_import_results(plan, [], df.index[::-1])
+
+
+def test_join_results_with_duplicate_index_labels_is_positional() -> None:
+    df = pd.DataFrame({"Mobile": ["+447911123451", "x", "+447911123452"]}, index=[1, 1, 2])
+    plan = build_import_list(df)
+    out = join_import_results(plan, [{"status": "Success"}, {"status": "Error"}])
+    assert out["status"].tolist() == ["Success", "rejected", "Error"]

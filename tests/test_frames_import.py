@@ -1,0 +1,122 @@
+"""import_frame: chunks, join-back in df order, 404, a chunk lost on the network."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import httpx
+import pandas as pd
+import pytest
+
+import surveykit as sk
+from _fake_platform import FakePlatform
+from surveykit.frames._import import ImportStoppedError, import_frame
+
+
+@pytest.fixture(params=["sync", "async"])
+def kind(request: pytest.FixtureRequest) -> str:
+    return str(request.param)
+
+
+def client_for(platform: FakePlatform, kind: str) -> Any:
+    cls = sk.Client if kind == "sync" else sk.AsyncClient
+    return cls(
+        "https://api.example.test",
+        "tok",
+        transport=httpx.MockTransport(platform),
+        retry=sk.RetryPolicy(max_retries=1, backoff_base=0.0),
+    )
+
+
+async def run(value: Any) -> Any:
+    return await value if inspect.isawaitable(value) else value
+
+
+def respondents(n: int = 7) -> pd.DataFrame:
+    numbers = [f"+44 7911 123{i:03d}" for i in range(n)]
+    numbers[2] = "not a number"
+    return pd.DataFrame(
+        {"First Name": [f"P{i}" for i in range(n)], "Mobile": numbers},
+        index=pd.Index([f"id-{n - i}" for i in range(n)], name="crm_id"),
+    )
+
+
+async def test_chunks_and_join_back(kind: str) -> None:
+    platform = FakePlatform()
+    df = respondents()
+    result = await run(
+        import_frame(client_for(platform, kind), "CSAT-2026", df, chunk_size=2, progress=False)
+    )
+    assert list(result.index) == list(df.index)
+    assert result["status"].tolist() == [
+        "Success",
+        "Success",
+        "rejected",
+        "Success",
+        "Success",
+        "Success",
+        "Success",
+    ]
+    assert result.loc["id-5", "reason"] is not None
+    assert result.loc["id-7", "when"] == "2026-03-02T09:00:00Z"
+    chunks = [body for _, path, body in platform.requests if path == "/v3.2/Data/Import"]
+    assert [len(body["list"]) for body in chunks] == [2, 2, 2]
+    assert chunks[0]["list"][0] == {"firstName": "P0", "mobileNumber": "447911123000"}
+    assert len(platform.imported) == 6
+
+
+async def test_unknown_reference_stops_before_the_rest(kind: str) -> None:
+    platform = FakePlatform()
+    with pytest.raises(ImportStoppedError, match="does not know reference 'NOPE'") as caught:
+        await run(
+            import_frame(
+                client_for(platform, kind), "NOPE", respondents(), chunk_size=2, progress=False
+            )
+        )
+    assert "nothing was imported" in str(caught.value)
+    assert len(platform.requests) == 1
+    assert isinstance(caught.value.cause, sk.NotFoundError)
+    assert set(caught.value.result["status"]) == {"not sent", "rejected"}
+
+
+async def test_a_chunk_lost_on_the_network_is_reported_row_by_row(kind: str) -> None:
+    platform = FakePlatform()
+    platform.import_script = [None, httpx.ReadTimeout("no answer")]
+    result = await run(
+        import_frame(
+            client_for(platform, kind), "CSAT-2026", respondents(), chunk_size=2, progress=False
+        )
+    )
+    assert result["status"].tolist() == [
+        "Success",
+        "Success",
+        "rejected",
+        "unknown",
+        "unknown",
+        "Success",
+        "Success",
+    ]
+    assert "not sent again" in result.loc["id-4", "reason"]
+    calls = [path for _, path, _ in platform.requests if path == "/v3.2/Data/Import"]
+    assert len(calls) == 3  # the ambiguous chunk was not retried
+
+
+def test_connection_refused_chunk_is_not_sent() -> None:
+    platform = FakePlatform()
+    platform.import_script = [httpx.ConnectError("refused"), httpx.ConnectError("refused")]
+    result = import_frame(
+        client_for(platform, "sync"), "CSAT-2026", respondents(3), chunk_size=5, progress=False
+    )
+    assert result["status"].tolist() == ["not sent", "not sent", "rejected"]
+    assert "never reached the platform" in result.iloc[0]["reason"]
+
+
+def test_missing_results_are_unknown_not_lost() -> None:
+    platform = FakePlatform()
+    platform.import_script = [(200, [{"status": "Success"}])]
+    result = import_frame(
+        client_for(platform, "sync"), "CSAT-2026", respondents(3), chunk_size=5, progress=False
+    )
+    assert result["status"].tolist() == ["Success", "unknown", "rejected"]
+    assert result.iloc[1]["reason"] == "the platform returned no result for this record"
