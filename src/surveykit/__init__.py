@@ -31,6 +31,8 @@ from surveykit.frames import (
     normalize_phone_number,
     normalize_phone_numbers,
 )
+from surveykit.results import read_results, results_to_parquet, tidy_results, write_results
+from surveykit.sandbox import Sandbox
 
 __version__ = "0.1.0"
 
@@ -56,6 +58,7 @@ __all__ = [
     "Receiver",
     "ResultsParseError",
     "RetryPolicy",
+    "Sandbox",
     "SendRejectedError",
     "ServerError",
     "SurveykitError",
@@ -73,5 +76,9 @@ __all__ = [
     "normalize_phone_number",
     "normalize_phone_numbers",
     "preview_batch",
+    "read_results",
+    "results_to_parquet",
     "send_batch",
+    "tidy_results",
+    "write_results",
 ]

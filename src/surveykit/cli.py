@@ -1,0 +1,86 @@
+"""The ``surveykit`` command line.
+
+One typer app; each group of commands is a sub-app registered here (``sandbox`` now;
+``results``, ``import``, ``send``, ``lookup``, ``shorten``, ``keywords``, ``webhooks`` and
+``listen`` are added as their own functions or sub-apps the same way).
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated
+
+import typer
+
+app = typer.Typer(
+    name="surveykit",
+    help="Survey results, imports, messaging and the embedded sandbox of the v3.2 platform.",
+    no_args_is_help=True,
+    add_completion=False,
+)
+
+sandbox_app = typer.Typer(help="The embedded sandbox: a simulated platform, no account needed.",
+                          no_args_is_help=True)
+app.add_typer(sandbox_app, name="sandbox")
+
+DEFAULT_PORT = 8765
+"""The sandbox's port unless told; ``--port 0`` picks a free one."""
+
+
+@sandbox_app.command("serve")
+def sandbox_serve(
+    host: Annotated[str, typer.Option(help="Address to bind; loopback unless told.")] = (
+        "127.0.0.1"
+    ),
+    port: Annotated[int, typer.Option(help="Port; 0 picks a free one.")] = DEFAULT_PORT,
+    db: Annotated[
+        Path | None, typer.Option(help="SQLite file that keeps the state across restarts.")
+    ] = None,
+    seed: Annotated[int, typer.Option(help="Seed of tokens, MessageIDs and generated data.")] = 0,
+    no_sample_data: Annotated[
+        bool, typer.Option("--no-sample-data", help="Start without the sample surveys.")
+    ] = False,
+    log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "warning",
+) -> None:
+    """Serve the sandbox over HTTP (uvicorn) until interrupted.
+
+    Prints two lines and flushes: ``base_url=<URL>`` and ``token=<admin token>``
+    (``restricted_token=<token>`` follows, for the account without email roles).
+    """
+    import uvicorn
+
+    from surveykit._net import bind, url_of
+    from surveykit.sandbox import Sandbox
+
+    # Bind first, so the printed URL is the real one even with --port 0.
+    try:
+        sock = bind(host, port)
+    except OSError as exc:
+        typer.echo(f"surveykit: cannot bind {host}:{port}: {exc}", err=True)
+        raise typer.Exit(code=1) from None
+    base_url = url_of(sock, host)
+    sandbox = Sandbox(seed=seed, db=db, sample_data=not no_sample_data, base_url=base_url)
+    if host not in ("127.0.0.1", "::1", "localhost"):
+        typer.echo(f"surveykit: warning: serving on {host}, reachable from other machines",
+                   err=True)
+    sys.stdout.write(
+        f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
+        f"restricted_token={sandbox.restricted_token}\n"
+    )
+    sys.stdout.flush()
+    config = uvicorn.Config(sandbox.app, log_level=log_level, lifespan="off")
+    server = uvicorn.Server(config)
+    try:
+        server.run(sockets=[sock])
+    finally:
+        sandbox.close()
+
+
+def main() -> None:
+    """Entry point of the ``surveykit`` console script."""
+    app()
+
+
+if __name__ == "__main__":
+    main()

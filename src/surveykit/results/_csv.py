@@ -1,0 +1,297 @@
+"""CSV, PIPE and TAB results: pyarrow's CSV reader, with our own checks around it.
+
+Layout: RFC 4180 with the format's delimiter; a field holding the delimiter, a quote, CR
+or LF is quoted, quotes inside doubled. An empty unquoted field is missing, a quoted empty
+field ``""`` is the empty string. Every record ends with LF (CRLF accepted), including the
+last one: a payload that stops elsewhere, or inside a quoted field, was cut short.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from typing import Final
+
+import pyarrow as pa
+import pyarrow.csv as pacsv
+
+from surveykit.errors import ResultsParseError
+from surveykit.results._common import RawChunk, generated_names, line_of
+from surveykit.results._source import DELIMITERS, ChunkFile, Payload
+
+_MAX_HEADER: Final = 16 << 20
+
+
+class _Tracker:
+    """Passes chunks through while noting what the end-of-payload checks need."""
+
+    def __init__(self, chunks: Iterator[bytes]) -> None:
+        self._chunks = chunks
+        self.quotes = 0
+        self.total = 0
+        self.last = b""
+
+    def __iter__(self) -> Iterator[bytes]:
+        for chunk in self._chunks:
+            self.quotes += chunk.count(b'"')
+            self.total += len(chunk)
+            self.last = chunk[-1:]
+            yield chunk
+
+
+def _first_record(head: bytes, delim: int) -> tuple[list[bytes], int] | None:
+    """Fields of the first record and where it ends, or None if ``head`` cuts it."""
+    fields: list[bytes] = []
+    field = bytearray()
+    quoted = False
+    i, n = 0, len(head)
+    while i < n:
+        c = head[i]
+        if quoted:
+            if c == 0x22:
+                if i + 1 < n and head[i + 1] == 0x22:
+                    field.append(0x22)
+                    i += 1
+                elif i + 1 >= n:
+                    return None
+                else:
+                    quoted = False
+            else:
+                field.append(c)
+        elif c == 0x22:
+            quoted = True
+        elif c == delim:
+            fields.append(bytes(field))
+            field.clear()
+        elif c in (0x0A, 0x0D):
+            fields.append(bytes(field))
+            end = i + 2 if c == 0x0D and i + 1 < n and head[i + 1] == 0x0A else i + 1
+            if c == 0x0D and i + 1 >= n:
+                return None
+            return fields, end
+        else:
+            field.append(c)
+        i += 1
+    return None
+
+
+def _header(payload: Payload, fmt: str, delim: int) -> list[bytes]:
+    size = 64 * 1024
+    while True:
+        head = payload.head(size)
+        found = _first_record(head, delim)
+        if found is not None:
+            return found[0]
+        if len(head) < size:  # the whole payload is one record without a line break
+            raise ResultsParseError(
+                "the first record does not end (no line break, or an unterminated quote): "
+                "the payload was cut short",
+                format=fmt,
+                line=1,
+                record=0,
+                offset=len(head),
+            )
+        if size >= _MAX_HEADER:
+            raise ResultsParseError(
+                f"the first record is longer than {_MAX_HEADER} bytes", format=fmt, line=1
+            )
+        size *= 4
+
+
+def _decode_names(raw: Sequence[bytes], fmt: str) -> list[str]:
+    try:
+        return [f.decode("utf-8") for f in raw]
+    except UnicodeDecodeError as exc:
+        raise ResultsParseError(
+            f"header is not UTF-8: {exc.reason}", format=fmt, line=1, offset=exc.start
+        ) from exc
+
+
+def iter_csv(
+    payload: Payload,
+    fmt: str,
+    *,
+    header: bool,
+    names: Sequence[str] | None,
+    streaming: bool,
+) -> Iterator[RawChunk]:
+    """Parse delimited results into text columns (one chunk, or many when streaming)."""
+    delim = DELIMITERS[fmt]
+    raw_header = _header(payload, fmt, delim[0])
+    ncols = len(raw_header)
+    if names is not None:
+        names = list(names)
+        if len(names) != ncols:
+            raise ResultsParseError(
+                f"{len(names)} names given but the records have {ncols} fields",
+                format=fmt,
+                line=1,
+            )
+    elif header:
+        names = _decode_names(raw_header, fmt)
+    else:
+        names = generated_names(ncols)
+    internal = [f"f{i}" for i in range(ncols)]
+    read_options = pacsv.ReadOptions(
+        column_names=internal,
+        skip_rows=1 if header else 0,
+        use_threads=True,
+    )
+    parse_options = pacsv.ParseOptions(
+        delimiter=delim.decode(),
+        quote_char='"',
+        double_quote=True,
+        escape_char=False,
+        newlines_in_values=True,
+        ignore_empty_lines=False,
+    )
+    convert_options = pacsv.ConvertOptions(
+        column_types=dict.fromkeys(internal, pa.large_string()),
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+        null_values=[""],
+        check_utf8=True,
+    )
+    data = payload.data
+    tracker: _Tracker | None = None
+    if data is not None:
+        stream: object = pa.BufferReader(pa.py_buffer(data))
+    else:
+        tracker = _Tracker(payload.chunks())
+        stream = ChunkFile(iter(tracker))
+
+    def fail(exc: Exception | None, detail: str) -> ResultsParseError:
+        if data is not None:
+            found = diagnose(data, fmt, ncols=ncols, header=header)
+            if found is not None:
+                return found
+        where = tracker.total if tracker is not None else None
+        return ResultsParseError(
+            f"{detail}{'; at or before this byte offset' if where is not None else ''}",
+            format=fmt,
+            offset=where,
+        )
+
+    def end_checks() -> None:
+        if data is not None:
+            quotes = data.count(b'"') if isinstance(data, bytes) else bytes(data).count(b'"')
+            last = bytes(data[-1:])
+        else:
+            assert tracker is not None
+            quotes, last = tracker.quotes, tracker.last
+        if quotes % 2:
+            raise fail(None, "unterminated quoted field: the payload was cut short")
+        if last not in (b"\n", b"\r", b""):
+            raise fail(None, "the last record has no line break: the payload was cut short")
+
+    if not streaming:
+        try:
+            table = pacsv.read_csv(
+                stream,
+                read_options=read_options,
+                parse_options=parse_options,
+                convert_options=convert_options,
+            )
+        except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
+            raise fail(exc, f"cannot parse: {exc}") from exc
+        end_checks()
+        yield RawChunk(names, [table.column(i) for i in range(ncols)], table.num_rows)
+        return
+
+    read_options.use_threads = False
+    try:
+        reader = pacsv.open_csv(
+            stream,
+            read_options=read_options,
+            parse_options=parse_options,
+            convert_options=convert_options,
+        )
+    except (pa.ArrowInvalid, pa.ArrowException) as exc:
+        raise fail(exc, f"cannot parse: {exc}") from exc
+    pending: pa.RecordBatch | None = None
+    while True:
+        try:
+            batch = reader.read_next_batch()
+        except StopIteration:
+            break
+        except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
+            raise fail(exc, f"cannot parse: {exc}") from exc
+        if pending is not None:
+            yield RawChunk(names, pending.columns, pending.num_rows)
+        pending = batch
+    end_checks()
+    if pending is not None:
+        yield RawChunk(names, pending.columns, pending.num_rows)
+
+
+def diagnose(
+    data: bytes | memoryview, fmt: str, *, ncols: int, header: bool
+) -> ResultsParseError | None:
+    """Find the first fault in a delimited payload: where it is, by line, record and byte."""
+    data = bytes(data)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        return ResultsParseError(
+            f"invalid UTF-8 ({exc.reason})",
+            format=fmt,
+            offset=exc.start,
+            line=line_of(data, exc.start),
+        )
+    delim = DELIMITERS[fmt]
+    quoted = re.compile(rb'"(?:[^"]|"")*"')
+    plain = re.compile(rb'[^"' + re.escape(delim) + rb"\r\n]*")
+    pos, line, n = 0, 1, len(data)
+    record = -1 if header else 0
+    while pos < n:
+        start, start_line, fields = pos, line, 0
+        while True:
+            if data[pos : pos + 1] == b'"':
+                m = quoted.match(data, pos)
+                if m is None:
+                    return ResultsParseError(
+                        "unterminated quoted field: the payload was cut short",
+                        format=fmt,
+                        offset=pos,
+                        line=line,
+                        record=max(record, 0),
+                    )
+                line += data.count(b"\n", pos, m.end())
+            else:
+                m = plain.match(data, pos)
+                assert m is not None
+            pos = m.end()
+            fields += 1
+            if pos >= n:
+                return ResultsParseError(
+                    "the last record has no line break: the payload was cut short",
+                    format=fmt,
+                    offset=n,
+                    line=line,
+                    record=max(record, 0),
+                )
+            c = data[pos : pos + 1]
+            if c == delim:
+                pos += 1
+                continue
+            if c == b"\r" or c == b"\n":
+                pos += 2 if data[pos : pos + 2] == b"\r\n" else 1
+                line += 1
+                break
+            return ResultsParseError(
+                "a quote inside an unquoted field, or text after a closing quote",
+                format=fmt,
+                offset=pos,
+                line=line,
+                record=max(record, 0),
+            )
+        if fields != ncols:
+            return ResultsParseError(
+                f"expected {ncols} fields, got {fields}",
+                format=fmt,
+                offset=start,
+                line=start_line,
+                record=max(record, 0),
+            )
+        record += 1
+    return None

@@ -1,0 +1,309 @@
+"""JSON results: orjson, then rows to column arrays.
+
+Layout: a top-level array with one object per respondent, one object per line::
+
+    [
+    {"respondentId":"R1","Q1":"7","Q2":null},
+    {"respondentId":"R2","Q1":"","Q2":"N/A"}
+    ]
+
+Every value is a JSON string, or ``null`` for missing; ``""`` is the empty string. Readers
+also accept an absent key (missing) and numbers or booleans (read as their JSON text:
+``7``, ``1.5``, ``true``). Columns come in order of first appearance.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Iterator, Sequence
+from typing import Any, Final
+
+import orjson
+import pyarrow as pa
+import pyarrow.json as pajson
+
+from surveykit.errors import ResultsParseError
+from surveykit.results._common import RawChunk
+from surveykit.results._source import Payload, first_bytes
+
+_BATCH: Final = 65_536
+_BLOCK: Final = 4 << 20
+
+
+def _text(value: Any, record: int, key: str) -> str | None:
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    raise ResultsParseError(
+        f"field {key!r} holds a JSON {type(value).__name__}; values must be strings or null",
+        format="JSON",
+        record=record,
+    )
+
+
+def _column(values: Sequence[Any], first_record: int, key: str) -> pa.Array:
+    try:
+        return pa.array(values, type=pa.large_string())
+    except (pa.ArrowInvalid, pa.ArrowTypeError):
+        return pa.array(
+            [_text(v, first_record + i, key) for i, v in enumerate(values)],
+            type=pa.large_string(),
+        )
+
+
+class _Builder:
+    def __init__(self, names: list[str] | None, fixed: bool) -> None:
+        self.names: list[str] = names or []
+        self.fixed = fixed
+        self.chunks: list[list[pa.Array]] = [[] for _ in self.names]
+        self.rows = 0
+        self.record = 0
+
+    def add(self, rows: list[Any]) -> None:
+        """Turn rows (dicts) into column chunks, releasing the dicts as it goes."""
+        for start in range(0, len(rows), _BATCH):
+            part = rows[start : start + _BATCH]
+            rows[start : start + _BATCH] = [None] * len(part)
+            self._add(part)
+
+    def _add(self, part: list[Any]) -> None:
+        first = self.record
+        for i, r in enumerate(part):
+            if type(r) is not dict:
+                raise ResultsParseError(
+                    f"record is a JSON {type(r).__name__}, expected an object",
+                    format="JSON",
+                    record=first + i,
+                )
+        if not self.names and part:
+            self.names = list(part[0])
+            self.chunks = [[] for _ in self.names]
+        names = self.names
+        n = len(names)
+        values: list[Sequence[Any]] | None = None
+        if n and sum(map(len, part)) == n * len(part):
+            getter = operator.itemgetter(*names)
+            try:
+                got = list(map(getter, part))
+            except KeyError:
+                pass
+            else:
+                values = list(zip(*got, strict=True)) if n > 1 else [[g for g in got]]
+        if values is None:
+            values = self._slow(part, first)
+        for j, column in enumerate(values):
+            self.chunks[j].append(_column(column, first, self.names[j]))
+        self.rows += len(part)
+        self.record += len(part)
+
+    def _slow(self, part: list[Any], first: int) -> list[Sequence[Any]]:
+        known = set(self.names)
+        for i, r in enumerate(part):
+            for key in r:
+                if key not in known:
+                    if self.fixed:
+                        raise ResultsParseError(
+                            f"field {key!r} was not in the first chunk's records; read "
+                            "without chunksize to gather every field",
+                            format="JSON",
+                            record=first + i,
+                        )
+                    known.add(key)
+                    self.names.append(key)
+                    self.chunks.append(
+                        [pa.nulls(self.rows, pa.large_string())] if self.rows else []
+                    )
+        return [[r.get(k) for r in part] for k in self.names]
+
+    def take(self) -> RawChunk:
+        cols = [pa.chunked_array(c, type=pa.large_string()) for c in self.chunks]
+        chunk = RawChunk(list(self.names), cols, self.rows)
+        self.chunks = [[] for _ in self.names]
+        self.rows = 0
+        return chunk
+
+
+def _loads(data: bytes | memoryview | bytearray, base: int, record: int) -> Any:
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        raw = bytes(data)
+        line_start = 0
+        for _ in range(exc.lineno - 1):
+            line_start = raw.find(b"\n", line_start) + 1
+        line_end = raw.find(b"\n", line_start)
+        line_bytes = raw[line_start : line_end if line_end >= 0 else len(raw)]
+        col = len(line_bytes.decode("utf-8", "replace")[: exc.colno - 1].encode("utf-8"))
+        offset = min(len(raw), line_start + col)
+        hint = f"; first bytes {first_bytes(raw[:40])}" if base == 0 and offset < 8 else ""
+        raise ResultsParseError(
+            f"malformed JSON: {exc.msg}{hint}",
+            format="JSON",
+            offset=max(0, base + offset),
+            line=None if base else exc.lineno,
+            record=record,
+        ) from exc
+
+
+def _top(doc: Any) -> list[Any]:
+    if isinstance(doc, list):
+        return doc
+    raise ResultsParseError(
+        f"the top-level JSON value is a {type(doc).__name__}, expected an array of records",
+        format="JSON",
+        offset=0,
+    )
+
+
+def iter_json(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
+    """Parse JSON results into text columns."""
+    if not streaming:
+        fast = _arrow_lines(payload.whole())
+        if fast is not None:
+            yield fast
+            return
+        builder = _Builder(None, fixed=False)
+        doc = _top(_loads(payload.whole(), 0, 0))
+        payload.data = None  # the parsed document replaces the bytes
+        builder.add(doc)
+        del doc
+        yield builder.take()
+        return
+    yield from _iter_lines(payload)
+
+
+def _arrow_lines(data: bytes | memoryview) -> RawChunk | None:
+    """Our own layout (one record per line, strings and nulls) with pyarrow's JSON reader.
+
+    A raw line break cannot sit inside a JSON string, so ``},<LF>{`` only ever separates
+    records: dropping those commas leaves newline-delimited JSON. Anything unusual
+    (another layout, numbers, new keys, a missing comma, bad UTF-8) gives ``None`` and
+    the payload is read by the general orjson path, which also reports errors.
+    """
+    raw = data if isinstance(data, bytes) else bytes(data)
+    head = raw[:4096]
+    start = len(head) - len(head.lstrip())
+    end = raw.rfind(b"]")
+    if raw[end + 1 :].strip():
+        return None
+    if raw[start : start + 2] != b"[\n" or end < start + 2 or raw[end - 1 : end] != b"\n":
+        return None
+    body = raw[start + 2 : end - 1]
+    first_end = body.find(b"\n")
+    first = body[: first_end if first_end >= 0 else len(body)].rstrip(b",")
+    try:
+        record = orjson.loads(first)
+    except orjson.JSONDecodeError:
+        return None
+    if type(record) is not dict or not record:
+        return None
+    names = list(record)
+    separators = body.count(b"},\n{")
+    body = body.replace(b"},\n{", b"}\n{")
+    schema = pa.schema([(name, pa.large_string()) for name in names])
+    try:
+        table = pajson.read_json(
+            pa.BufferReader(body),
+            read_options=pajson.ReadOptions(block_size=_BLOCK),
+            parse_options=pajson.ParseOptions(
+                explicit_schema=schema, unexpected_field_behavior="error"
+            ),
+        )
+        if table.num_rows != separators + 1 or table.column_names != names:
+            return None
+        for column in table.columns:
+            column.validate(full=True)  # UTF-8
+    except pa.ArrowException:
+        return None
+    return RawChunk(names, table.columns, table.num_rows)
+
+
+def _iter_lines(payload: Payload) -> Iterator[RawChunk]:
+    """Stream a JSON array written one record per line, block by block.
+
+    Raw line breaks can only sit between tokens in JSON, so a block of whole lines holds
+    whole records. A payload laid out otherwise is read whole after the blocks that fit.
+    """
+    builder = _Builder(None, fixed=False)
+    pieces: list[bytes] = []
+    have = 0
+    consumed = 0  # bytes of the payload already parsed
+    state = "start"  # start -> body -> end
+    chunks = payload.chunks()
+    for chunk in chunks:
+        pieces.append(chunk)
+        have += len(chunk)
+        if have < _BLOCK:
+            continue
+        buf = b"".join(pieces)
+        cut = buf.rfind(b"\n") + 1
+        if cut == 0:
+            pieces, have = [buf], len(buf)
+            continue
+        block, rest = buf[:cut], buf[cut:]
+        pieces, have = [rest], len(rest)
+        state, ok = _block(block, state, builder, consumed)
+        if not ok:
+            yield from _fallback(block + rest, chunks, state, builder, consumed)
+            return
+        consumed += len(block)
+        if builder.rows:
+            yield builder.take()
+            builder.fixed = True
+    block = b"".join(pieces)
+    if state == "start" and not block.strip():
+        raise ResultsParseError("empty JSON payload", format="JSON", offset=0)
+    state, ok = _block(block, state, builder, consumed, last=True)
+    if not ok:
+        yield from _fallback(block, iter(()), state, builder, consumed)
+        return
+    yield builder.take()
+
+
+def _block(
+    block: bytes, state: str, builder: _Builder, base: int, *, last: bool = False
+) -> tuple[str, bool]:
+    body = block.strip()
+    if state == "start":
+        if not body.startswith(b"["):
+            return state, False
+        body = body[1:].lstrip()
+        state = "body"
+    if state == "end":
+        return state, not body
+    if body.endswith(b"]"):
+        body = body[:-1].rstrip()
+        state = "end"
+    elif last:
+        return state, False
+    elif body:
+        if not body.endswith(b","):
+            return state, False
+        body = body[:-1]
+    if not body:
+        return state, True
+    try:
+        rows = orjson.loads(b"[" + body + b"]")
+    except orjson.JSONDecodeError:
+        return state, False
+    builder.add(rows)
+    return state, True
+
+
+def _fallback(
+    head: bytes, rest: Iterator[bytes], state: str, builder: _Builder, base: int
+) -> Iterator[RawChunk]:
+    buffer = bytearray(b"[" if state == "body" else b"")
+    buffer += head
+    for chunk in rest:
+        buffer += chunk
+    offset = base - (1 if state == "body" else 0)
+    doc = _top(_loads(buffer, offset, builder.record))
+    del buffer
+    builder.add(doc)
+    yield builder.take()

@@ -1,0 +1,527 @@
+"""Column types: the text every format carries, and the safe inference that types it.
+
+Every reader first produces one pyarrow string array per column (``null`` = missing,
+``""`` = empty string); :func:`finalize` then types the columns the same way whatever the
+format, so CSV, PIPE, TAB, XML and JSON give equal DataFrames. Writers do the reverse with
+:func:`to_text`.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import math
+import os
+import re
+from collections.abc import Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeAlias
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from surveykit.errors import ResultsParseError
+
+TypeName = Literal["string", "Int64", "float64", "boolean", "datetime", "category"]
+
+TYPE_NAMES: Final[tuple[TypeName, ...]] = (
+    "string",
+    "Int64",
+    "float64",
+    "boolean",
+    "datetime",
+    "category",
+)
+
+#: The pandas dtype of text: pyarrow-backed, with ``pd.NA`` for missing.
+STRING_DTYPE: Final = pd.StringDtype("pyarrow")
+#: The pandas dtype of timestamps: UTC, microseconds.
+DATETIME_DTYPE: Final = pd.DatetimeTZDtype("us", "UTC")
+
+#: Respondent fields of the results layout, in their documented order.
+RESPONDENT_COLUMNS: Final[tuple[str, ...]] = (
+    "respondentId",
+    "surveyReference",
+    "title",
+    "firstName",
+    "lastName",
+    "mobileNumber",
+    "emailAddress",
+    "channel",
+    "invited",
+    "started",
+    "completed",
+    "sortOrder",
+)
+_RESPONDENT_LOWER: Final = frozenset(c.lower() for c in RESPONDENT_COLUMNS)
+# Fields that are text whatever they look like (ids, numbers with meaning, names).
+_ALWAYS_TEXT: Final = frozenset(
+    c.lower()
+    for c in (
+        "respondentId",
+        "surveyReference",
+        "title",
+        "firstName",
+        "lastName",
+        "mobileNumber",
+        "emailAddress",
+    )
+)
+_ALWAYS_CATEGORY: Final = frozenset({"channel"})
+_TEXT_SUFFIXES: Final = ("id", "number", "reference", "phone", "code")
+
+# Largest number of distinct values for a question column to become a category.
+CATEGORY_MAX_DISTINCT: Final = 64
+_SAMPLE: Final = 4096
+
+_FLOAT_RE: Final = r"^-?(([0-9]+\.[0-9]+)|([0-9](\.[0-9]+)?e[+-][0-9]{2,3})|inf)$"
+
+
+def is_respondent_column(name: str) -> bool:
+    """Tell a respondent column from a question column.
+
+    The rule: a column is a respondent column when its name is one of
+    :data:`RESPONDENT_COLUMNS`, compared without regard to letter case. Every other
+    column is a question (keyed by the question key, e.g. ``Q1``).
+    """
+    return name.lower() in _RESPONDENT_LOWER
+
+
+def _is_text_name(name: str) -> bool:
+    low = name.lower()
+    return low in _ALWAYS_TEXT or low.endswith(_TEXT_SUFFIXES)
+
+
+def normalize_type_name(value: Any) -> TypeName:
+    """Map a type name or a pandas dtype to one of :data:`TYPE_NAMES`."""
+    if isinstance(value, str):
+        low = value.lower()
+        aliases: dict[str, TypeName] = {
+            "string": "string",
+            "str": "string",
+            "int64": "Int64",
+            "int": "Int64",
+            "float64": "float64",
+            "float": "float64",
+            "boolean": "boolean",
+            "bool": "boolean",
+            "datetime": "datetime",
+            "category": "category",
+        }
+        if low in aliases:
+            return aliases[low]
+    try:
+        dtype = pd.api.types.pandas_dtype(value)
+    except TypeError:
+        dtype = None
+    if dtype is not None:
+        if isinstance(dtype, pd.CategoricalDtype):
+            return "category"
+        if isinstance(dtype, pd.DatetimeTZDtype):
+            return "datetime"
+        if pd.api.types.is_bool_dtype(dtype):
+            return "boolean"
+        if pd.api.types.is_integer_dtype(dtype):
+            return "Int64"
+        if pd.api.types.is_float_dtype(dtype):
+            return "float64"
+        if pd.api.types.is_string_dtype(dtype):
+            return "string"
+    raise ValueError(f"unknown results column type {value!r}; use one of {TYPE_NAMES}")
+
+
+def results_dtypes(df: pd.DataFrame) -> dict[str, TypeName]:
+    """The column types of a results frame, as accepted by ``read_results(dtypes=...)``.
+
+    ``read_results(write_results(df, f), dtypes=results_dtypes(df))`` gives ``df`` back
+    exactly, with no inference involved.
+    """
+    out: dict[str, TypeName] = {}
+    for name in df.columns:
+        dtype = df[name].dtype
+        if pd.api.types.is_object_dtype(dtype):
+            out[str(name)] = "string"
+        else:
+            out[str(name)] = normalize_type_name(dtype)
+    return out
+
+
+# --------------------------------------------------------------------------- to text
+
+
+def _float_text(x: float) -> str | None:
+    if math.isnan(x):
+        return None
+    return repr(float(x))
+
+
+def _datetime_text(ts: dt.datetime) -> str:
+    return ts.astimezone(dt.UTC).isoformat()
+
+
+def _object_text(value: Any, column: str) -> str | None:
+    if value is None or value is pd.NA or value is pd.NaT:
+        return None
+    if isinstance(value, str):
+        return value
+    if isinstance(value, bool | np.bool_):
+        return "true" if value else "false"
+    if isinstance(value, int | np.integer):
+        return str(int(value))
+    if isinstance(value, float | np.floating):
+        return _float_text(float(value))
+    if isinstance(value, dt.datetime):
+        if value.tzinfo is None:
+            raise ValueError(f"column {column!r}: naive datetime {value!r}; localize it first")
+        return _datetime_text(value)
+    raise ValueError(f"column {column!r}: cannot write a value of type {type(value).__name__}")
+
+
+def to_text(series: pd.Series, column: str) -> pa.Array:
+    """The canonical text of a column: a ``large_string`` array, null where missing.
+
+    Integers in decimal, floats by ``repr`` (NaN = missing), booleans ``true``/``false``,
+    timestamps as ISO 8601 in UTC with ``+00:00`` (and ``.ffffff`` when not whole seconds).
+    """
+    arr = _to_text(series, column)
+    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+
+
+def _to_text(series: pd.Series, column: str) -> pa.Array:
+    """The canonical text of a column: a ``large_string`` array, null where missing.
+
+    Integers in decimal, floats by ``repr`` (NaN = missing), booleans ``true``/``false``,
+    timestamps as ISO 8601 in UTC with ``+00:00`` (and ``.ffffff`` when not whole seconds).
+    """
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        cats = to_text(pd.Series(dtype.categories), column)
+        codes = pa.array(series.cat.codes.to_numpy(), mask=series.isna().to_numpy())
+        return cats.take(codes)
+    if isinstance(dtype, pd.DatetimeTZDtype):
+        values = [None if x is pd.NaT else _datetime_text(x) for x in series.dt.tz_convert("UTC")]
+        return pa.array(values, type=pa.large_string())
+    if pd.api.types.is_datetime64_dtype(dtype):
+        raise ValueError(f"column {column!r}: naive datetimes; localize them first")
+    if pd.api.types.is_bool_dtype(dtype):
+        arr = pa.array(series, from_pandas=True)
+        text = pc.if_else(arr, "true", "false")
+        return text.cast(pa.large_string())
+    if pd.api.types.is_integer_dtype(dtype):
+        return pa.array(series, from_pandas=True).cast(pa.large_string())
+    if pd.api.types.is_float_dtype(dtype):
+        values = [None if x is pd.NA else _float_text(x) for x in series.tolist()]
+        return pa.array(values, type=pa.large_string())
+    if isinstance(dtype, pd.StringDtype):
+        arr = pa.array(series.array, from_pandas=True)
+        return arr.cast(pa.large_string())
+    return pa.array([_object_text(v, column) for v in series.tolist()], type=pa.large_string())
+
+
+# --------------------------------------------------------------------------- inference
+
+Column: TypeAlias = "pa.Array | pa.ChunkedArray"
+
+
+@dataclass(frozen=True)
+class ColumnPlan:
+    """The decided type of one column (kept across chunks)."""
+
+    name: str
+    type: TypeName
+    forced: bool  # given by the caller: a value that does not fit is an error
+
+
+_UTC: Final = pa.timestamp("us", tz="UTC")
+
+
+def _all_true(mask: Column) -> bool:
+    return pc.all(mask, min_count=0).as_py() is not False
+
+
+def _cast(arr: Column, target: pa.DataType) -> Any:
+    try:
+        return pc.cast(arr, target)
+    except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
+        return None
+
+
+_POW10: Final = np.array([10**k for k in range(1, 19)], dtype=np.uint64)
+
+
+def _parse_int(arr: Column) -> Any:
+    ints = _cast(arr, pa.int64())
+    if ints is None:
+        return None
+    # Canonical text only ("007", "+7", "-0", " 7" are longer than the canonical form):
+    # compare each text's length with the number of characters the value needs.
+    values = pc.fill_null(ints, 0).to_numpy()
+    magnitude = np.abs(values).view(np.uint64)  # int64 min stays right as uint64
+    needed = np.searchsorted(_POW10, magnitude, side="right") + 1 + (values < 0)
+    lengths = pc.fill_null(pc.binary_length(arr), 0).to_numpy()
+    valid = pc.is_valid(arr).to_numpy()
+    if not np.array_equal(lengths[valid], needed[valid]):
+        return None
+    return ints
+
+
+def _parse_bool(arr: Column) -> Any:
+    if not _all_true(pc.or_kleene(pc.equal(arr, "true"), pc.equal(arr, "false"))):
+        return None
+    return pc.equal(arr, "true")
+
+
+def _parse_float(arr: Column) -> Any:
+    if not _all_true(pc.match_substring_regex(arr, _FLOAT_RE)):
+        return None
+    finite = False
+    for text in pc.unique(arr).to_pylist():
+        if text is None:
+            continue
+        value = float(text)
+        if math.isnan(value) or repr(value) != text:
+            return None
+        finite = finite or math.isfinite(value)
+    return arr.cast(pa.float64()) if finite else None
+
+
+def _parse_datetime(arr: Column) -> Any:
+    return _cast(arr, _UTC)
+
+
+_PARSERS: Final = {
+    "boolean": _parse_bool,
+    "Int64": _parse_int,
+    "float64": _parse_float,
+    "datetime": _parse_datetime,
+}
+
+
+def _try(kind: str, arr: Column) -> Any:
+    """The typed column, or None when a value does not fit (a sample is tried first)."""
+    if arr.null_count == len(arr):
+        return None
+    parse = _PARSERS[kind]
+    if len(arr) > _SAMPLE and parse(arr.slice(0, _SAMPLE)) is None:
+        return None
+    return parse(arr)
+
+
+def _encode(arr: Column) -> Any:
+    flat = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    return pc.dictionary_encode(flat)
+
+
+def _few_distinct(arr: Column) -> Any:
+    """The dictionary-encoded column when it has few distinct values, else None."""
+    valid = len(arr) - arr.null_count
+    if valid == 0:
+        return None
+    if pc.count_distinct(arr.slice(0, _SAMPLE)).as_py() > CATEGORY_MAX_DISTINCT:
+        return None
+    encoded = _encode(arr)
+    n = len(encoded.dictionary)
+    return encoded if n <= CATEGORY_MAX_DISTINCT and n * 2 <= valid else None
+
+
+def _infer(name: str, arr: Column) -> tuple[TypeName, Any]:
+    """The inferred type, and the typed arrow array when inference had to build it."""
+    low = name.lower()
+    if low in _ALWAYS_CATEGORY:
+        return "category", None
+    if _is_text_name(name):
+        return "string", None
+    kind: TypeName
+    for kind in ("boolean", "Int64", "float64", "datetime"):
+        typed = _try(kind, arr)
+        if typed is not None:
+            return kind, typed
+    if not is_respondent_column(name):
+        encoded = _few_distinct(arr)
+        if encoded is not None:
+            return "category", encoded
+    return "string", None
+
+
+def infer_type(name: str, arr: Column) -> TypeName:
+    """Decide a column's type from its text.
+
+    The rules (whole column, missing values ignored; an all-missing column is text):
+
+    - respondent identity fields (ids, names, numbers, emails) and any column whose name
+      ends with ``id``, ``number``, ``reference``, ``phone`` or ``code`` stay text;
+      ``channel`` is a category;
+    - ``true``/``false`` only -> ``boolean``;
+    - integers written canonically (no sign ``+``, no leading zero, no ``-0``, at most 19
+      digits, within the int64 range) -> ``Int64``; so ``"007"`` stays text;
+    - floats whose text is exactly Python's ``repr`` of the value (``1.5``, ``1e+16``,
+      ``-0.25``; not ``1.50`` or ``nan``) -> ``float64``;
+    - ISO 8601 date-times with a zone (``Z``, ``+hh:mm``, ``+hhmm``, ``+hh``; ``T`` or a
+      space between date and time; at most 6 decimals) -> UTC ``datetime``; naive ones
+      and dates alone stay text;
+    - other text: a question column with at most 64 distinct values, each seen twice on
+      average, is a ``category``; everything else is ``string``.
+
+    Text such as ``"N/A"``, ``"null"``, ``"None"``, ``"NA"`` is never a missing value.
+    """
+    return _infer(name, _large(arr))[0]
+
+
+def _large(arr: Column) -> Any:
+    if isinstance(arr, pa.Array):
+        arr = pa.chunked_array([arr], type=arr.type)
+    return arr if arr.type == pa.large_string() else arr.cast(pa.large_string())
+
+
+def _pandas(kind: TypeName, arr: Any, typed: Any) -> Any:
+    """A pandas array from text (``arr``) and, for non-text kinds, its typed version."""
+    if kind == "string":
+        return pd.arrays.ArrowStringArray(arr)
+    if kind == "category":
+        encoded = typed if typed is not None else _encode(arr)
+        cats = encoded.dictionary
+        # Categories sorted by code point, so every format gives the same codes.
+        order = pc.sort_indices(cats).to_numpy()
+        rank = np.empty(len(order), dtype=np.int32)
+        rank[order] = np.arange(len(order), dtype=np.int32)
+        codes = pc.fill_null(encoded.indices, -1).to_numpy()
+        if len(order):
+            codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1).astype(np.int32)
+        else:
+            codes = np.full(len(codes), -1, dtype=np.int32)
+        sorted_cats = cats.take(pa.array(order)).cast(pa.large_string())
+        dtype = pd.CategoricalDtype(
+            pd.Index(
+                pd.arrays.ArrowStringArray(pa.chunked_array([sorted_cats])), dtype=STRING_DTYPE
+            )
+        )
+        return pd.Categorical.from_codes(codes, dtype=dtype)
+    if kind == "Int64":
+        return pd.arrays.IntegerArray(
+            pc.fill_null(typed, 0).to_numpy(), pc.is_null(typed).to_numpy()
+        )
+    if kind == "float64":
+        return typed.to_numpy()
+    if kind == "boolean":
+        return pd.arrays.BooleanArray(
+            pc.fill_null(typed, False).to_numpy(), pc.is_null(typed).to_numpy()
+        )
+    return typed.to_pandas().array.astype(DATETIME_DTYPE)
+
+
+def _one_column(
+    name: str,
+    arr: Column,
+    plan: ColumnPlan | None,
+    given: TypeName | None,
+    infer: bool,
+    format: str,
+    first_record: int,
+) -> tuple[ColumnPlan, Any]:
+    arr = _large(arr)
+    typed = None
+    if plan is None and given is None:
+        kind: TypeName = "string"
+        if infer:
+            kind, typed = _infer(name, arr)
+        plan = ColumnPlan(name, kind, forced=False)
+    elif plan is None:
+        plan = ColumnPlan(name, given or "string", forced=True)
+    if typed is None and plan.type in _PARSERS:
+        typed = (
+            _PARSERS[plan.type](arr)
+            if arr.null_count < len(arr)
+            else _typed_nulls(plan.type, len(arr))
+        )
+        if typed is None:
+            raise _type_error(plan, arr, format, first_record)
+    return plan, _pandas(plan.type, arr, typed)
+
+
+def _typed_nulls(kind: str, n: int) -> Any:
+    target = {"boolean": pa.bool_(), "Int64": pa.int64(), "float64": pa.float64()}
+    return pa.chunked_array([pa.nulls(n, target.get(kind, _UTC))])
+
+
+def _first_failure(arr: Column, kind: str) -> int:
+    # Bisection: about two passes of the parser, even over millions of values.
+    parse = _PARSERS[kind]
+    lo, hi = 0, len(arr)
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        part = arr.slice(lo, mid - lo)
+        if part.null_count < len(part) and parse(part) is None:
+            hi = mid
+        else:
+            lo = mid
+    return lo
+
+
+def _type_error(plan: ColumnPlan, arr: Column, format: str, first_record: int) -> ResultsParseError:
+    index = _first_failure(arr, plan.type)
+    value = arr[index].as_py()
+    origin = "the type given in dtypes" if plan.forced else "the type decided from the first chunk"
+    return ResultsParseError(
+        f"column {plan.name!r}: value {value!r} does not fit {origin} ({plan.type}); "
+        "pass dtypes={...: 'string'} to read it as text",
+        format=format,
+        record=first_record + index,
+    )
+
+
+_POOL: ThreadPoolExecutor | None = None
+
+
+def _pool() -> ThreadPoolExecutor:
+    global _POOL
+    if _POOL is None:  # pyarrow compute releases the GIL: columns are typed in parallel
+        _POOL = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1))
+    return _POOL
+
+
+def build_frame(
+    names: Sequence[str],
+    columns: Sequence[Column],
+    *,
+    dtypes: Mapping[str, Any] | None,
+    infer: bool,
+    plans: Sequence[ColumnPlan] | None,
+    format: str,
+    first_record: int = 0,
+    nrows: int,
+) -> tuple[pd.DataFrame, list[ColumnPlan]]:
+    """Type one chunk of text columns into a DataFrame; decide the plans if not given."""
+    given = {k: normalize_type_name(v) for k, v in (dtypes or {}).items()}
+    jobs = [
+        (name, arr, plans[j] if plans is not None else None, given.get(name))
+        for j, (name, arr) in enumerate(zip(names, columns, strict=True))
+    ]
+    done = list(
+        _pool().map(
+            lambda job: _one_column(job[0], job[1], job[2], job[3], infer, format, first_record),
+            jobs,
+        )
+    )
+    index = pd.RangeIndex(first_record, first_record + nrows)
+    new_plans = [plan for plan, _ in done]
+    if not done:
+        return pd.DataFrame(index=index), new_plans
+    frame = pd.DataFrame(
+        {str(j): values for j, (_, values) in enumerate(done)}, index=index, copy=False
+    )
+    frame.columns = pd.Index(list(names))
+    return frame, new_plans
+
+
+def check_names(names: Sequence[str], *, format: str) -> None:
+    """Refuse duplicate column names (a frame cannot hold them unambiguously)."""
+    seen: set[str] = set()
+    for name in names:
+        if name in seen:
+            raise ResultsParseError(f"duplicate column name {name!r}", format=format, line=1)
+        seen.add(name)
+
+
+_ILLEGAL_XML_RE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")

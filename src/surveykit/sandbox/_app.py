@@ -1,0 +1,201 @@
+"""The ASGI application: authentication, the journal and fault injection around the routes.
+
+:class:`SandboxApp` is a Starlette app whose ``__call__`` first records the request in
+the journal, applies an injected fault (latency, an error status, a dropped connection),
+checks the access token on ``/v3.2`` and ``/_sandbox`` routes, and then routes it.
+Nothing is started at import or on lifespan events (``httpx.ASGITransport`` sends none).
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Final
+
+import anyio
+import httpx
+from starlette.applications import Starlette
+from starlette.exceptions import HTTPException
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+from starlette.types import Message, Receive, Scope, Send
+
+from surveykit.sandbox import _control, _openapi, _routes
+from surveykit.sandbox._errors import problem_body
+from surveykit.sandbox._state import Fault, SandboxState
+
+JOURNAL_BODY_LIMIT: Final = 64 * 1024
+"""Request bodies longer than this are journaled cut, as text."""
+
+
+def _journal_body(raw: bytes) -> Any:
+    if not raw:
+        return None
+    if len(raw) <= JOURNAL_BODY_LIMIT:
+        try:
+            return json.loads(raw)
+        except ValueError:
+            pass
+    return raw[:JOURNAL_BODY_LIMIT].decode("utf-8", errors="replace")
+
+
+async def _problem(request: Request, exc: Exception) -> Response:
+    status = exc.status_code if isinstance(exc, HTTPException) else 500
+    detail = exc.detail if isinstance(exc, HTTPException) else None
+    return JSONResponse(problem_body(status, detail, instance=request.url.path),
+                        status_code=status)
+
+
+async def _openapi_route(request: Request) -> Response:
+    return JSONResponse(_openapi.document())
+
+
+class DroppedConnection(Exception):
+    """Raised in-process when no httpx error fits (never reaches httpx users)."""
+
+
+async def _drop(send: Send, phase: str) -> None:
+    # Under uvicorn, ``send`` is bound to the request cycle: abort its transport so the
+    # client sees the connection close with no response. In-process (httpx's
+    # ASGITransport) there is no socket: raise the error httpx raises in that case.
+    cycle = getattr(send, "__self__", None)
+    transport = getattr(cycle, "transport", None)
+    if transport is not None and hasattr(transport, "abort"):
+        transport.abort()
+        if cycle is not None and hasattr(cycle, "disconnected"):
+            cycle.disconnected = True  # so uvicorn does not try to answer 500 instead
+        return
+    if phase == "before":
+        raise httpx.ConnectError(
+            "sandbox fault: connection refused (dropped before the request was processed)"
+        )
+    raise httpx.RemoteProtocolError(
+        "sandbox fault: server disconnected without sending a response "
+        "(dropped after the request was processed)"
+    )
+
+
+class SandboxApp(Starlette):
+    """The sandbox's Starlette app; ``sandbox_state`` is its :class:`SandboxState`."""
+
+    def __init__(self, state: SandboxState) -> None:
+        super().__init__(
+            routes=[
+                Route("/openapi.json", _openapi_route, methods=["GET"]),
+                *_control.routes(),
+                *_routes.routes(),
+                *_routes.link_routes(),
+            ],
+            exception_handlers={HTTPException: _problem},
+        )
+        self.sandbox_state = state
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        """Journal, faults and authentication, then the routes."""
+        if scope["type"] != "http":
+            await super().__call__(scope, receive, send)
+            return
+        path: str = scope["path"]
+        api = path == "/v3.2" or path.startswith("/v3.2/")
+        control = path.startswith("/_sandbox")
+        state = self.sandbox_state
+        raw = await _read_all(receive)
+        replay = _replay(raw, receive)
+        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
+                   for k, v in scope.get("headers", [])}
+        user = state.user_for(headers.get("authorization"))
+        if control:
+            await self._guarded(scope, replay, send, user, control=True)
+            return
+        with state.transaction():
+            entry = state.record(
+                "request", method=scope["method"], path=path,
+                query=scope.get("query_string", b"").decode("latin-1") or None,
+                user=user.name if user else None, body=_journal_body(raw),
+            )
+        fault = state.pick_fault(scope["method"], path) if api else None
+        if fault is not None and fault.latency > 0:
+            await anyio.sleep(fault.latency)
+        if fault is not None and fault.drop == "before":
+            entry.fault = "drop-before"
+            state.save_entry(entry)
+            await _drop(send, "before")
+            return
+        if fault is not None and fault.status is not None:
+            entry.fault, entry.status = f"status-{fault.status}", fault.status
+            state.save_entry(entry)
+            await _fault_response(fault, path)(scope, replay, send)
+            return
+        status: list[int] = []
+        dropping = fault is not None and fault.drop == "after"
+
+        async def capture(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                status.append(message["status"])
+            if not dropping:
+                await send(message)
+
+        if api:
+            await self._guarded(scope, replay, capture, user, control=False)
+        else:
+            await super().__call__(scope, replay, capture)
+        entry.status = status[0] if status else None
+        if dropping:
+            entry.fault = "drop-after"
+        state.save_entry(entry)
+        if dropping:
+            await _drop(send, "after")
+
+    async def _guarded(self, scope: Scope, receive: Receive, send: Send, user: Any,
+                       *, control: bool) -> None:
+        if user is None:
+            response: Response = JSONResponse(
+                problem_body(401, "Send Authorization: Basic <access token>.",
+                             instance=scope["path"]),
+                status_code=401, headers={"WWW-Authenticate": 'Basic realm="v3.2"'},
+            )
+            await response(scope, receive, send)
+            return
+        if control and user.name != "admin":
+            response = JSONResponse(problem_body(403, "The control API needs the admin token.",
+                                                 instance=scope["path"]), status_code=403)
+            await response(scope, receive, send)
+            return
+        scope["sandbox.user"] = user
+        await super().__call__(scope, receive, send)
+
+
+def _fault_response(fault: Fault, path: str) -> Response:
+    status = fault.status or 500
+    headers = {}
+    if status in (429, 503):
+        headers["Retry-After"] = str(int(fault.retry_after if fault.retry_after is not None
+                                         else 1))
+    body = problem_body(status, f"sandbox fault #{fault.id} injected on {fault.route}",
+                        instance=path)
+    return JSONResponse(body, status_code=status, headers=headers)
+
+
+async def _read_all(receive: Receive) -> bytes:
+    chunks: list[bytes] = []
+    while True:
+        message = await receive()
+        if message["type"] == "http.disconnect":
+            break
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body", False):
+            break
+    return b"".join(chunks)
+
+
+def _replay(raw: bytes, receive: Receive) -> Receive:
+    sent = False
+
+    async def replay() -> Message:
+        nonlocal sent
+        if not sent:
+            sent = True
+            return {"type": "http.request", "body": raw, "more_body": False}
+        return await receive()
+
+    return replay

@@ -1,0 +1,211 @@
+"""The control API under ``/_sandbox`` (admin token): what the Python methods do, over HTTP.
+
+========================================  ==============================================
+``POST /_sandbox/reset``                  back to the sample data and the start time
+``GET  /_sandbox/journal``                ``?kind=request|message|email|inbound&path=&after=``
+``GET  /_sandbox/events``                 ``?type=Receipt&after=``: callback payloads
+``GET  /_sandbox/clock``                  ``{"now": ...}``
+``POST /_sandbox/clock/advance``          ``{"seconds": 3600}`` or ``{"to": "<ISO time>"}``
+``GET/POST/DELETE /_sandbox/faults``      list, add (``{"route", "method", "status", "rate",
+                                          "latency", "drop", "times", "retryAfter"}``), clear
+``POST /_sandbox/simulate/reply``         ``{"from": "447700900123", "text": "STOP", "to": null}``
+``POST /_sandbox/simulate/answers``       ``{"surveyReference", "respondent", "answers"}``
+``POST /_sandbox/simulate/click``         ``{"url": "http://127.0.0.1:8765/Ab3dE9x"}``
+``GET/POST/DELETE /_sandbox/stoplist``    list, add ``{"address"}``, remove ``?address=``
+``GET  /_sandbox/tokens``                 the admin and restricted tokens
+========================================  ==============================================
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from datetime import datetime, timedelta
+from typing import Any
+from urllib.parse import urlsplit
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+from surveykit.sandbox._errors import problem_body
+from surveykit.sandbox._records import iso
+from surveykit.sandbox._state import SandboxState
+
+Handler = Callable[[Request], Awaitable[Response]]
+
+
+def _state(request: Request) -> SandboxState:
+    state: SandboxState = request.app.sandbox_state
+    return state
+
+
+def _bad(detail: str, status: int = 400) -> Response:
+    return JSONResponse(problem_body(status, detail), status_code=status)
+
+
+async def _json(request: Request) -> dict[str, Any]:
+    raw = await request.body()
+    if not raw.strip():
+        return {}
+    value = json.loads(raw)
+    if not isinstance(value, dict):
+        raise ValueError("the body must be a JSON object")
+    return value
+
+
+def control(handler: Handler) -> Handler:
+    """Turn ``ValueError``/``KeyError`` of a control call into a 400 ProblemDetails."""
+
+    async def wrapped(request: Request) -> Response:
+        try:
+            return await handler(request)
+        except (ValueError, KeyError, TypeError) as exc:
+            return _bad(str(exc.args[0]) if exc.args else str(exc))
+
+    wrapped.__name__ = handler.__name__
+    return wrapped
+
+
+def journal_entries(state: SandboxState, kind: str | None = None, path: str | None = None,
+                    after: int = 0) -> list[dict[str, Any]]:
+    """Journal entries as JSON, filtered by kind, path (exact) and sequence number."""
+    with state.lock:
+        return [
+            entry.to_json() for entry in state.journal
+            if entry.seq > after and (kind is None or entry.kind == kind)
+            and (path is None or entry.path == path)
+        ]
+
+
+@control
+async def reset(request: Request) -> Response:
+    """POST /_sandbox/reset."""
+    _state(request).reset()
+    return JSONResponse({"now": iso(_state(request).now())})
+
+
+@control
+async def journal(request: Request) -> Response:
+    """GET /_sandbox/journal."""
+    q = request.query_params
+    return JSONResponse(journal_entries(_state(request), q.get("kind"), q.get("path"),
+                                        int(q.get("after", "0"))))
+
+
+@control
+async def events(request: Request) -> Response:
+    """GET /_sandbox/events."""
+    q = request.query_params
+    after, kind = int(q.get("after", "0")), q.get("type")
+    state = _state(request)
+    with state.lock:
+        out = [{"seq": e.seq, "callbackUrls": e.callback_urls, **e.payload()}
+               for e in state.events if e.seq > after and (kind is None or e.type == kind)]
+    return JSONResponse(out)
+
+
+@control
+async def clock(request: Request) -> Response:
+    """GET /_sandbox/clock."""
+    return JSONResponse({"now": iso(_state(request).now())})
+
+
+@control
+async def advance(request: Request) -> Response:
+    """POST /_sandbox/clock/advance."""
+    body = await _json(request)
+    state = _state(request)
+    if "to" in body:
+        target = datetime.fromisoformat(str(body["to"]).replace("Z", "+00:00"))
+        delta = target - state.now()
+    else:
+        delta = timedelta(seconds=float(body.get("seconds", 0)))
+    return JSONResponse({"now": iso(state.advance(delta))})
+
+
+@control
+async def faults(request: Request) -> Response:
+    """GET, POST and DELETE /_sandbox/faults."""
+    state = _state(request)
+    if request.method == "DELETE":
+        state.clear_faults()
+        return JSONResponse([])
+    if request.method == "POST":
+        body = await _json(request)
+        names = {"route": "route", "method": "method", "status": "status", "rate": "rate",
+                 "latency": "latency", "drop": "drop", "times": "times",
+                 "retryAfter": "retry_after"}
+        unknown = set(body) - set(names)
+        if unknown:
+            raise ValueError(f"unknown fault settings: {sorted(unknown)}")
+        fault = state.add_fault(**{names[k]: v for k, v in body.items()})
+        return JSONResponse(fault.wire())
+    with state.lock:
+        return JSONResponse([fault.wire() for fault in state.faults])
+
+
+@control
+async def simulate_reply(request: Request) -> Response:
+    """POST /_sandbox/simulate/reply."""
+    body = await _json(request)
+    event = _state(request).reply(str(body["from"]), str(body["text"]), body.get("to"))
+    return JSONResponse({"seq": event.seq, **event.payload()})
+
+
+@control
+async def simulate_answers(request: Request) -> Response:
+    """POST /_sandbox/simulate/answers."""
+    body = await _json(request)
+    respondent = _state(request).answers(str(body["surveyReference"]), body.get("respondent"),
+                                         body.get("answers"))
+    return JSONResponse({"respondentId": respondent})
+
+
+@control
+async def simulate_click(request: Request) -> Response:
+    """POST /_sandbox/simulate/click."""
+    body = await _json(request)
+    url = str(body["url"])
+    parts = urlsplit(url)
+    state = _state(request)
+    link = state.find_link(parts.hostname, parts.path.strip("/"))
+    if link is None:
+        return _bad(f"no short link {url!r}", 404)
+    return JSONResponse({"fullUrl": state.click(link, url), "clicks": link.clicks})
+
+
+@control
+async def stoplist(request: Request) -> Response:
+    """GET, POST and DELETE /_sandbox/stoplist."""
+    state = _state(request)
+    if request.method == "POST":
+        state.add_stop(str((await _json(request))["address"]))
+    elif request.method == "DELETE":
+        state.remove_stop(request.query_params["address"])
+    with state.lock:
+        return JSONResponse(sorted(state.stop_list))
+
+
+@control
+async def tokens(request: Request) -> Response:
+    """GET /_sandbox/tokens."""
+    users = _state(request).users.values()
+    return JSONResponse({user.name: user.token for user in users})
+
+
+def routes() -> list[BaseRoute]:
+    """The control routes."""
+    return [
+        Route("/_sandbox/reset", reset, methods=["POST"]),
+        Route("/_sandbox/journal", journal, methods=["GET"]),
+        Route("/_sandbox/events", events, methods=["GET"]),
+        Route("/_sandbox/clock", clock, methods=["GET"]),
+        Route("/_sandbox/clock/advance", advance, methods=["POST"]),
+        Route("/_sandbox/faults", faults, methods=["GET", "POST", "DELETE"]),
+        Route("/_sandbox/simulate/reply", simulate_reply, methods=["POST"]),
+        Route("/_sandbox/simulate/answers", simulate_answers, methods=["POST"]),
+        Route("/_sandbox/simulate/click", simulate_click, methods=["POST"]),
+        Route("/_sandbox/stoplist", stoplist, methods=["GET", "POST", "DELETE"]),
+        Route("/_sandbox/tokens", tokens, methods=["GET"]),
+    ]

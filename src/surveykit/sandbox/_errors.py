@@ -1,0 +1,117 @@
+"""Error answers of the sandbox, raised by the state and rendered by the routes."""
+
+from __future__ import annotations
+
+from typing import Any
+
+PROBLEM_TYPES = {
+    400: "https://tools.ietf.org/html/rfc9110#section-15.5.1",
+    401: "https://tools.ietf.org/html/rfc9110#section-15.5.2",
+    403: "https://tools.ietf.org/html/rfc9110#section-15.5.4",
+    404: "https://tools.ietf.org/html/rfc9110#section-15.5.5",
+    405: "https://tools.ietf.org/html/rfc9110#section-15.5.6",
+    409: "https://tools.ietf.org/html/rfc9110#section-15.5.10",
+    413: "https://tools.ietf.org/html/rfc9110#section-15.5.14",
+    415: "https://tools.ietf.org/html/rfc9110#section-15.5.16",
+    429: "https://tools.ietf.org/html/rfc6585#section-4",
+    500: "https://tools.ietf.org/html/rfc9110#section-15.6.1",
+    502: "https://tools.ietf.org/html/rfc9110#section-15.6.3",
+    503: "https://tools.ietf.org/html/rfc9110#section-15.6.4",
+    504: "https://tools.ietf.org/html/rfc9110#section-15.6.5",
+}
+
+TITLES = {
+    400: "Bad Request",
+    401: "Unauthorized",
+    403: "Forbidden",
+    404: "Not Found",
+    405: "Method Not Allowed",
+    409: "Conflict",
+    413: "Content Too Large",
+    415: "Unsupported Media Type",
+    429: "Too Many Requests",
+    500: "Internal Server Error",
+    502: "Bad Gateway",
+    503: "Service Unavailable",
+    504: "Gateway Timeout",
+}
+
+VALIDATION_TITLE = "One or more validation errors occurred."
+
+
+class SandboxHTTPError(Exception):
+    """An error answer: status, body and how to render it (``json`` or ``text``)."""
+
+    def __init__(
+        self,
+        status: int,
+        body: Any,
+        *,
+        kind: str = "json",
+        headers: dict[str, str] | None = None,
+        root: str = "ProblemDetails",
+    ) -> None:
+        super().__init__(f"{status}: {body!r}")
+        self.status = status
+        self.body = body
+        self.kind = kind
+        self.headers = headers or {}
+        self.root = root
+
+
+def problem_body(
+    status: int,
+    detail: str | None = None,
+    *,
+    title: str | None = None,
+    instance: str | None = None,
+    errors: dict[str, list[str]] | None = None,
+) -> dict[str, Any]:
+    """A ProblemDetails body (RFC 9457), with ``errors`` for validation failures."""
+    body: dict[str, Any] = {
+        "type": PROBLEM_TYPES.get(status, "about:blank"),
+        "title": title or TITLES.get(status, "Error"),
+        "status": status,
+        "detail": detail,
+        "instance": instance,
+    }
+    if errors is not None:
+        body["errors"] = errors
+    return body
+
+
+class Problem(SandboxHTTPError):
+    """An error answered with a ProblemDetails body."""
+
+    def __init__(
+        self,
+        status: int,
+        detail: str | None = None,
+        *,
+        title: str | None = None,
+        errors: dict[str, list[str]] | None = None,
+        headers: dict[str, str] | None = None,
+    ) -> None:
+        body = problem_body(status, detail, title=title, errors=errors)
+        root = "ValidationProblemDetails" if errors is not None else "ProblemDetails"
+        super().__init__(status, body, headers=headers, root=root)
+
+
+def validation(errors: dict[str, list[str]]) -> Problem:
+    """A 400 validation failure, ASP.NET style: messages by field name."""
+    return Problem(400, "See the errors property for details.", title=VALIDATION_TITLE,
+                   errors=errors)
+
+
+class Rejected(SandboxHTTPError):
+    """A send refused with a Send response body (landline, blocked, problem sending)."""
+
+    def __init__(self, body: dict[str, Any], status: int = 400) -> None:
+        super().__init__(status, body, root="SendResponse")
+
+
+class TextError(SandboxHTTPError):
+    """An error answered with a plain-text message (SendEmail's controller failures)."""
+
+    def __init__(self, text: str, status: int = 400) -> None:
+        super().__init__(status, text, kind="text")

@@ -1,0 +1,334 @@
+"""The :class:`Sandbox`: a stateful simulation of the v3.2 platform, and its controls."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from datetime import datetime, timedelta
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Self
+from urllib.parse import urlsplit
+
+from surveykit.sandbox._app import SandboxApp
+from surveykit.sandbox._records import (
+    Event,
+    ImportField,
+    JournalEntry,
+    MessageRecord,
+    Question,
+    ShortLink,
+    Survey,
+)
+from surveykit.sandbox._state import DEFAULT_START, Fault, SandboxState
+from surveykit.sandbox._store import MemoryStore, SQLiteStore
+
+if TYPE_CHECKING:
+    import pandas as pd
+
+IN_PROCESS_URL = "http://sandbox.localhost"
+"""The base URL of an in-process sandbox (``.localhost`` counts as loopback)."""
+
+_GENERATED_KINDS = ("nps", "choice", "choice", "text")
+
+
+class Sandbox:
+    """A stateful, deterministic simulation of the v3.2 platform, as an ASGI app.
+
+    Use it in-process (``Client.sandbox(sandbox)``, no network) or serve it with
+    ``surveykit sandbox serve``. It holds the sample surveys, keywords and webhooks of
+    ``sample_data/``, applies the reference's rules on every route, and records what it
+    received in a journal; faults, the clock and respondents' actions are under your
+    control. See ``docs/sandbox.md``.
+
+    Args:
+        seed: makes tokens, MessageIDs, short links and generated answers; the same seed
+            and the same calls give the same results.
+        db: a SQLite file to keep the state in (it survives a restart); memory when None.
+        sample_data: start with the sample account data (False: email routes only).
+        start: where the clock starts (default Monday 2026-03-02 09:00 UTC).
+        realtime: let the clock also move with real time (default: only ``advance``).
+        base_url: the address the app is known by (short links on its own host use the
+            address of each request instead).
+
+    Example:
+        >>> sandbox = Sandbox(seed=7)
+        >>> client = Client.sandbox(sandbox)
+        >>> client.messages.send(destination="447700900123", source="447700900100",
+        ...                      message="Hi", reply=True).message_id
+        'MS...'
+        >>> sandbox.journal("message")[0].destination
+        '447700900123'
+    """
+
+    def __init__(
+        self,
+        *,
+        seed: int = 0,
+        db: str | os.PathLike[str] | None = None,
+        sample_data: bool = True,
+        start: datetime = DEFAULT_START,
+        realtime: bool = False,
+        base_url: str = IN_PROCESS_URL,
+    ) -> None:
+        store = SQLiteStore(db) if db is not None else MemoryStore()
+        self._state = SandboxState(seed=seed, store=store, sample_data=sample_data, start=start,
+                                   realtime=realtime)
+        self.app = SandboxApp(self._state)
+        """The Starlette ASGI application."""
+        self.base_url = base_url
+        """Where clients reach the app (in-process: ``http://sandbox.localhost``)."""
+        self.seed = seed
+
+    def __repr__(self) -> str:
+        now = self.now().isoformat()
+        return f"Sandbox(base_url={self.base_url!r}, seed={self.seed}, now={now!r})"
+
+    # ----------------------------------------------------------------- identity
+
+    @property
+    def admin_token(self) -> str:
+        """The token of the admin user (roles: Admin), which may send email."""
+        return self._token("admin")
+
+    @property
+    def restricted_token(self) -> str:
+        """The token of a user whose account lacks sa, Admin and Organization (no email)."""
+        return self._token("restricted")
+
+    def _token(self, name: str) -> str:
+        for user in self._state.users.values():
+            if user.name == name:
+                return user.token
+        raise LookupError(name)
+
+    @property
+    def state(self) -> SandboxState:
+        """The state behind the app (for tests and tools that need more than the controls)."""
+        return self._state
+
+    # ----------------------------------------------------------------- controls
+
+    def reset(self) -> None:
+        """Back to the sample data, the start time, an empty journal and no faults."""
+        self._state.reset()
+
+    def now(self) -> datetime:
+        """The sandbox clock (UTC)."""
+        return self._state.now()
+
+    def advance(self, by: float | timedelta) -> datetime:
+        """Move the clock forward by seconds or a timedelta; return the new time.
+
+        Messages scheduled by ``when`` or ``window`` go out when their time comes, and
+        reply windows (``timeout``) close, in time order.
+        """
+        delta = by if isinstance(by, timedelta) else timedelta(seconds=by)
+        return self._state.advance(delta)
+
+    def journal(
+        self, kind: str | None = None, *, path: str | None = None, after: int = 0
+    ) -> list[JournalEntry]:
+        """What the sandbox received and accepted, oldest first.
+
+        Args:
+            kind: ``request`` (every HTTP request, with status and injected fault),
+                ``message`` or ``email`` (every send accepted: one entry per MessageID),
+                ``inbound`` (simulated replies), or None for all.
+            path: only requests to this path (``/v3.2/Message``).
+            after: only entries with a larger sequence number.
+        """
+        with self._state.lock:
+            return [
+                entry for entry in self._state.journal
+                if entry.seq > after and (kind is None or entry.kind == kind)
+                and (path is None or entry.path == path)
+            ]
+
+    def journal_frame(self, kind: str | None = None, *, path: str | None = None) -> pd.DataFrame:
+        """:meth:`journal` as a pandas DataFrame, one row per entry."""
+        import pandas as pd
+
+        rows = [entry.to_json() for entry in self.journal(kind, path=path)]
+        columns = [f.name for f in dataclasses.fields(JournalEntry)]
+        frame = pd.DataFrame(rows, columns=columns)
+        frame["at"] = pd.to_datetime(frame["at"], utc=True)
+        return frame
+
+    def messages(self, *, channel: str | None = None) -> list[MessageRecord]:
+        """Every message and email accepted, by MessageID (``channel="Email"`` for email)."""
+        with self._state.lock:
+            return [m for m in self._state.messages.values()
+                    if channel is None or m.channel == channel]
+
+    def events(self, type: str | None = None) -> list[Event]:
+        """Messaging events recorded for callbacks (Receipt, Stop, Keyword, Click...).
+
+        ``event.payload()`` is the callback body the platform would send.
+        """
+        with self._state.lock:
+            return [e for e in self._state.events if type is None or e.type == type]
+
+    def inject_fault(
+        self,
+        route: str = "*",
+        *,
+        method: str | None = None,
+        status: int | None = None,
+        rate: float = 1.0,
+        latency: float = 0.0,
+        drop: str | None = None,
+        times: int | None = None,
+        retry_after: float | None = None,
+    ) -> Fault:
+        """Make matching ``/v3.2`` requests fail.
+
+        Args:
+            route: a glob on the path: ``"/v3.2/Message"``, ``"/v3.2/Message/*"``, ``"*"``.
+            method: only this HTTP method (None: any).
+            status: answer this status (400-599) with a ProblemDetails body, without
+                processing the request; 429 and 503 carry ``Retry-After``.
+            rate: the probability a matching request is hit (seeded, so repeatable).
+            latency: seconds to wait before anything else.
+            drop: ``"before"``: close the connection without processing the request;
+                ``"after"``: process it (a send is accepted and journaled), then close the
+                connection without a response. Served by uvicorn the socket is closed;
+                in-process, ``before`` raises ``httpx.ConnectError`` (as if refused) and
+                ``after`` raises ``httpx.RemoteProtocolError``.
+            times: hit at most this many requests, then the fault is removed.
+            retry_after: the ``Retry-After`` seconds of a 429 or 503 (default 1).
+        """
+        return self._state.add_fault(route=route, method=method, status=status, rate=rate,
+                                     latency=latency, drop=drop, times=times,
+                                     retry_after=retry_after)
+
+    def clear_faults(self) -> None:
+        """Remove every injected fault."""
+        self._state.clear_faults()
+
+    def faults(self) -> list[Fault]:
+        """The faults in force, with how many requests each has hit."""
+        with self._state.lock:
+            return list(self._state.faults)
+
+    def simulate_reply(self, from_number: str, text: str, *, to: str | None = None) -> Event:
+        """A respondent's inbound message arrives; returns the event it produced.
+
+        STOP puts ``from_number`` on the stop list (later sends are Blocked), UNSTOP takes
+        it off, HELP and INFO are recorded, a keyword of the account is a Keyword event
+        (with the keyword's response sent back), and other text is a Message event about
+        the last open reply message sent to that number; if that message has a surveyId,
+        the text is recorded as the answer to the respondent's next question.
+
+        Args:
+            from_number: the respondent's number, E.164 digits.
+            text: what they wrote.
+            to: the number they wrote to (default: the source of the last message sent to
+                them).
+        """
+        return self._state.reply(from_number, text, to)
+
+    def simulate_answers(
+        self,
+        survey_reference: str,
+        respondent: str | None = None,
+        answers: dict[str, Any] | None = None,
+    ) -> str:
+        """Survey answers arrive; returns the respondent's id.
+
+        Args:
+            survey_reference: the survey.
+            respondent: a respondent id, mobile number or email address; None picks the
+                first respondent who has not completed.
+            answers: question key to answer (``{"Q1": "5"}``); None answers every open
+                question with values drawn from the seed.
+        """
+        return self._state.answers(survey_reference, respondent, answers)
+
+    def follow_link(self, short_url: str) -> str:
+        """A respondent follows a short link: the click is counted; returns the full URL."""
+        parts = urlsplit(short_url)
+        code = parts.path.strip("/")
+        link = self._state.find_link(parts.hostname, code)
+        if link is None:
+            raise KeyError(f"no short link {short_url!r}")
+        return self._state.click(link, short_url)
+
+    def links(self) -> list[ShortLink]:
+        """Every short link, with its click count."""
+        with self._state.lock:
+            return list(self._state.links.values())
+
+    def stop_list(self) -> list[str]:
+        """The numbers and email addresses on the stop list (lower case), sorted."""
+        with self._state.lock:
+            return sorted(self._state.stop_list)
+
+    def add_to_stop_list(self, address: str) -> None:
+        """Put a number or an email address on the stop list."""
+        self._state.add_stop(address)
+
+    def remove_from_stop_list(self, address: str) -> bool:
+        """Take a number or email address off the stop list; whether it was on it."""
+        return self._state.remove_stop(address)
+
+    def set_account_callback(self, url: str | None) -> None:
+        """Configure (or, with None, remove) the account's callback URL.
+
+        With a callback configured, a landline or blocked destination is answered 200
+        (not 400) and reported as a Lookup event, as the reference describes.
+        """
+        with self._state.transaction():
+            self._state.callback_url = url
+            self._state._save_meta()
+
+    def add_survey(self, survey: Survey) -> None:
+        """Add (or replace) a survey and its import definition."""
+        with self._state.transaction():
+            self._state._put_survey(survey)
+
+    def add_generated_survey(
+        self,
+        reference: str,
+        rows: int,
+        *,
+        questions: int = 10,
+        seed: int | None = None,
+        nasty: bool = False,
+        survey_id: int = 9001,
+    ) -> Survey:
+        """Add a survey of ``rows`` generated respondents, for benchmarks.
+
+        Its results are drawn chunk by chunk from :mod:`surveykit.sandbox.generator` when
+        GetResults asks for them, so millions of rows cost no memory here.
+        """
+        survey = Survey(
+            reference=reference, survey_id=survey_id, name=f"Generated survey {reference}",
+            channel="SMS",
+            questions=[
+                Question(key=f"Q{i}", text=f"Question {i}", kind=_GENERATED_KINDS[(i - 1) % 4])
+                for i in range(1, questions + 1)
+            ],
+            import_fields=[ImportField("firstName", required=True),
+                           ImportField("lastName"),
+                           ImportField("mobileNumber", kind="phone", required=True)],
+            generated_rows=rows, generated_seed=self.seed if seed is None else seed,
+            generated_nasty=nasty,
+        )
+        self.add_survey(survey)
+        return survey
+
+    def close(self) -> None:
+        """Write what is pending and close the SQLite file (if any)."""
+        with self._state.lock:
+            self._state.store.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
+        self.close()

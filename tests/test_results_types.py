@@ -1,0 +1,148 @@
+"""The traps that silently corrupt results: each test fails if its trap bites."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from surveykit.results import infer_type, read_results, write_results
+
+STRING = pd.StringDtype("pyarrow")
+FORMATS = ["CSV", "PIPE", "TAB", "XML", "JSON"]
+
+
+def encode(df: pd.DataFrame, fmt: str) -> bytes:
+    return b"".join(write_results(df, fmt))
+
+
+def text_frame(**columns: list[str | None]) -> pd.DataFrame:
+    return pd.DataFrame({k: pd.array(v, dtype=STRING) for k, v in columns.items()})
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_na_like_answers_stay_text(fmt: str) -> None:
+    values = ["N/A", "null", "None", "NA", "NaN", "nan", "#N/A", "-", "n/a"]
+    back = read_results(encode(text_frame(Q7=values), fmt))
+    assert back["Q7"].notna().all()
+    assert back["Q7"].astype(str).tolist() == values
+
+
+def test_unquoted_na_in_csv_stays_text() -> None:
+    back = read_results(b"Q1,Q2\nN/A,null\nNone,NA\n")
+    assert back["Q1"].tolist() == ["N/A", "None"]
+    assert back["Q2"].tolist() == ["null", "NA"]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_leading_zeros_stay_text(fmt: str) -> None:
+    df = text_frame(
+        respondentId=["007", "012"],
+        mobileNumber=["07700900123", "447700900123"],
+        Q1=["007", "12"],
+        Q2=["1.50", "2.0"],
+        customerCode=["12", "13"],
+    )
+    back = read_results(encode(df, fmt))
+    assert back["respondentId"].tolist() == ["007", "012"]
+    assert back["mobileNumber"].tolist() == ["07700900123", "447700900123"]
+    assert back["Q1"].tolist() == ["007", "12"]
+    assert back["Q2"].tolist() == ["1.50", "2.0"]  # "1.50" is not a lossless float
+    assert back["customerCode"].dtype == STRING  # identifier-like names stay text
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_blank_and_empty_string_stay_apart(fmt: str) -> None:
+    df = text_frame(firstName=["", None, "x"], Q1=["", None, "a"])
+    back = read_results(encode(df, fmt))
+    for column in ("firstName", "Q1"):
+        values = back[column].astype(object).tolist()
+        assert values[0] == ""
+        assert values[1] is pd.NA
+        assert values[2] == "x" or values[2] == "a"
+
+
+def test_blank_and_empty_raw_payloads() -> None:
+    csv = read_results(b'a,b\n"",\n,""\n')
+    assert csv["a"].astype(object).tolist() == ["", pd.NA]
+    assert csv["b"].astype(object).tolist() == [pd.NA, ""]
+    js = read_results(b'[{"a":"","b":null},{"a":null}]')
+    assert js["a"].astype(object).tolist() == ["", pd.NA]
+    assert js["b"].astype(object).tolist() == [pd.NA, pd.NA]
+    xml = read_results(
+        b'<Results xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance">'
+        b'<Result><a/><b xsi:nil="true"/></Result><Result><a></a></Result></Results>'
+    )
+    assert xml["a"].astype(object).tolist() == ["", ""]
+    assert xml["b"].astype(object).tolist() == [pd.NA, pd.NA]
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_offsets_become_utc(fmt: str) -> None:
+    df = text_frame(
+        started=[
+            "2024-08-07T21:51:26+01:00",
+            "2024-08-07T21:51:26.25-05:30",
+            "2024-08-07T21:51:26Z",
+            None,
+        ]
+    )
+    back = read_results(encode(df, fmt))
+    assert str(back["started"].dtype) == "datetime64[us, UTC]"
+    assert back["started"].tolist()[:3] == [
+        pd.Timestamp("2024-08-07 20:51:26", tz="UTC"),
+        pd.Timestamp("2024-08-08 03:21:26.25", tz="UTC"),
+        pd.Timestamp("2024-08-07 21:51:26", tz="UTC"),
+    ]
+    assert back["started"].isna().tolist() == [False, False, False, True]
+
+
+def test_naive_timestamps_stay_text() -> None:
+    back = read_results(b"started\n2024-08-07T21:51:26\n")
+    assert back["started"].tolist() == ["2024-08-07T21:51:26"]
+
+
+@pytest.mark.parametrize(
+    ("values", "expected"),
+    [
+        (["1", "0", "-3", None], "Int64"),
+        (["1", "007"], "string"),
+        (["1", "+1"], "string"),
+        (["-0"], "string"),
+        (["99999999999999999999"], "string"),  # beyond int64: no silent overflow
+        (["1.5", "-0.25", "1e+16", None], "float64"),
+        (["1.50"], "string"),
+        (["nan", "1.5"], "string"),
+        (["true", "false", None], "boolean"),
+        (["True"], "string"),
+        (["2024-08-07T21:51:26+01:00"], "datetime"),
+        (["2024-02-30T21:51:26Z"], "string"),  # not a real date
+        (["x", "y", "x", "y"], "category"),
+        ([None, None], "string"),
+    ],
+    ids=lambda v: repr(v)[:30],
+)
+def test_inference_rules(values: list[str | None], expected: str) -> None:
+    import pyarrow as pa
+
+    assert infer_type("Q9", pa.array(values, pa.large_string())) == expected
+
+
+def test_dtypes_override_and_bad_value_error() -> None:
+    back = read_results(b"Q1\n1\n2\n", dtypes={"Q1": "string"})
+    assert back["Q1"].tolist() == ["1", "2"]
+    from surveykit import ResultsParseError
+
+    with pytest.raises(ResultsParseError, match="record 1"):
+        read_results(b"Q1\n1\nN/A\n", dtypes={"Q1": "Int64"})
+
+
+def test_infer_types_off_keeps_text() -> None:
+    back = read_results(b"Q1,started\n1,2024-08-07T21:51:26Z\n", infer_types=False)
+    assert (back.dtypes == STRING).all()
+
+
+def test_channel_is_category_and_respondent_fields_text() -> None:
+    back = read_results(b"respondentId,channel,firstName\n1,SMS,Ann\n2,Email,Bob\n")
+    assert back["respondentId"].dtype == STRING
+    assert isinstance(back["channel"].dtype, pd.CategoricalDtype)
+    assert back["firstName"].dtype == STRING

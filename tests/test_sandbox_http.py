@@ -1,0 +1,212 @@
+"""The same checks over HTTP, against ``surveykit sandbox serve`` on a free loopback port."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import Iterator
+from datetime import datetime
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+import surveykit as sk
+from _sandbox_server import ServedSandbox, serve_sandbox
+from surveykit.client import AsyncClient, Client
+from surveykit.results import read_results
+
+SOURCE = "447700900100"
+MOBILE = "447700900123"
+
+
+@pytest.fixture
+def http(served: ServedSandbox) -> Iterator[Client]:
+    """A client of the served sandbox, reset to the sample data first."""
+    control(served, "POST", "/_sandbox/reset")
+    with Client(served.base_url, served.token, max_retries=0) as c:
+        yield c
+
+
+def control(served: ServedSandbox, method: str, path: str, **kwargs: Any) -> Any:
+    response = httpx.request(method, served.base_url + path, timeout=30,
+                             headers={"Authorization": f"Basic {served.token}"}, **kwargs)
+    response.raise_for_status()
+    return response.json()
+
+
+def test_served_url_is_loopback_and_prints_tokens(served: ServedSandbox) -> None:
+    url = httpx.URL(served.base_url)
+    assert url.host == "127.0.0.1" and url.port and url.port > 0
+    assert served.token.startswith("sandbox-admin-")
+    assert served.restricted_token.startswith("sandbox-analyst-")
+
+
+def test_message_rules_over_http(http: Client, served: ServedSandbox) -> None:
+    sent = http.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=True)
+    assert sent.created
+    with pytest.raises(sk.SendRejectedError) as info:
+        http.messages.send(destination="442079460123", source=SOURCE, message="Hi",
+                           reply=False, lookup=True)
+    assert info.value.send_response.number_type == "Landline"
+    with pytest.raises(sk.BadRequestError):
+        http.messages.send(destination=SOURCE, source=SOURCE, message="Hi", reply=False)
+    journal = control(served, "GET", "/_sandbox/journal", params={"kind": "message"})
+    assert [entry["message_id"] for entry in journal] == [sent.message_id]
+
+
+def test_email_roles_and_text_errors_over_http(http: Client, served: ServedSandbox) -> None:
+    assert http.messages.send_email(to="a@example.org", from_="surveys", subject="Hi",
+                                    content="<p>x</p>").created
+    with pytest.raises(sk.BadRequestError) as info:
+        http.messages.send_email(to="a@example.org", from_="nowhere", subject="Hi",
+                                 content="<p>x</p>")
+    assert info.value.body == "unable to route email"
+    with Client(served.base_url, served.restricted_token) as restricted, \
+            pytest.raises(sk.PermissionDeniedError):
+        restricted.messages.send_email(to="a@example.org", from_="surveys", subject="Hi",
+                                       content="<p>x</p>")
+    with Client(served.base_url, "not-a-token") as stranger, \
+            pytest.raises(sk.AuthenticationError):
+        stranger.webhooks.list()
+
+
+def test_other_routes_over_http(http: Client) -> None:
+    assert http.messages.lookup("447700900901").number_type == "VoIP"
+    assert http.keywords.create("Http1").keyword == "HTTP1"
+    assert http.data.import_records("CSAT-SMS-2026", [
+        {"firstName": "Net", "mobileNumber": "447700900190"}])[0].ok
+    assert len(http.webhooks.list()) == 3
+    table = read_results(http.surveys.get_results("CSAT-SMS-2026", format="PIPE").encode(),
+                         format="PIPE")
+    assert "Net" in set(table["firstName"])
+
+
+def test_short_link_redirect_over_http(http: Client, served: ServedSandbox) -> None:
+    link = http.tinyurl.register("https://example.org/over-http")
+    assert link.startswith(served.base_url + "/")
+    response = httpx.get(link, follow_redirects=False)
+    assert response.status_code == 302
+    assert response.headers["location"] == "https://example.org/over-http"
+    clicks = control(served, "GET", "/_sandbox/events", params={"type": "Click"})
+    assert [event["Message"] for event in clicks] == ["https://example.org/over-http"]
+
+
+def test_dropped_connection_after_processing_over_http(http: Client,
+                                                       served: ServedSandbox) -> None:
+    control(served, "POST", "/_sandbox/faults",
+            json={"route": "/v3.2/Message", "drop": "after", "times": 1})
+    with pytest.raises(sk.OutcomeUnknownError):
+        http.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
+    messages = control(served, "GET", "/_sandbox/journal", params={"kind": "message"})
+    assert len(messages) == 1  # accepted once, never resent
+    requests = control(served, "GET", "/_sandbox/journal",
+                       params={"kind": "request", "path": "/v3.2/Message"})
+    assert [r["fault"] for r in requests] == ["drop-after"]
+    assert http.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                              reply=False).created
+
+
+def test_dropped_connection_before_processing_over_http(http: Client,
+                                                        served: ServedSandbox) -> None:
+    control(served, "POST", "/_sandbox/faults",
+            json={"route": "/v3.2/Message", "drop": "before", "times": 1})
+    with pytest.raises(sk.OutcomeUnknownError):  # a socket closed after sending: ambiguous
+        http.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
+    assert control(served, "GET", "/_sandbox/journal", params={"kind": "message"}) == []
+
+
+def test_status_fault_and_clock_over_http(http: Client, served: ServedSandbox) -> None:
+    control(served, "POST", "/_sandbox/faults", json={"route": "/v3.2/Webhook", "status": 503,
+                                                      "times": 1})
+    with pytest.raises(sk.ServerError):
+        http.webhooks.list()
+    assert http.webhooks.list()
+    later = "2026-03-02T12:00:00+00:00"
+    http.messages.send(destination=MOBILE, source=SOURCE, message="Later", reply=False,
+                       when=datetime.fromisoformat(later))
+    assert control(served, "GET", "/_sandbox/events", params={"type": "Receipt"}) == []
+    assert control(served, "POST", "/_sandbox/clock/advance", json={"to": later}) == {
+        "now": later}
+    receipts = control(served, "GET", "/_sandbox/events", params={"type": "Receipt"})
+    assert [r["Status"] for r in receipts] == ["Sent", "Delivered"]
+
+
+def test_simulated_stop_over_http(http: Client, served: ServedSandbox) -> None:
+    event = control(served, "POST", "/_sandbox/simulate/reply",
+                    json={"from": MOBILE, "text": "STOP"})
+    assert event["Type"] == "Stop"
+    with pytest.raises(sk.SendRejectedError):
+        http.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
+
+
+async def test_async_client_over_http(served: ServedSandbox) -> None:
+    async with AsyncClient(served.base_url, served.token) as c:
+        assert (await c.messages.lookup("442079460123")).number_type == "Landline"
+
+
+def test_state_survives_a_restart_with_db(tmp_path: Path) -> None:
+    db = tmp_path / "state.db"
+    with serve_sandbox("--db", db, "--seed", "9") as first, \
+            Client(first.base_url, first.token) as c:
+        sent = c.messages.send(destination=MOBILE, source=SOURCE, message="Kept", reply=True)
+        c.keywords.create("Restart", response="Still here")
+        link = c.tinyurl.register("https://example.org/restart", slashtag="restart")
+        c.data.import_records("NPS-WA-Q1-2026", [{"firstName": "Ayo", "lastName": "Bello",
+                                                  "mobileNumber": "447700900195"}])
+        control(first, "POST", "/_sandbox/simulate/reply",
+                json={"from": "447700900196", "text": "STOP", "to": SOURCE})
+        token = first.token
+    with serve_sandbox("--db", db, "--seed", "9") as second, \
+            Client(second.base_url, second.token) as c:
+        assert second.token == token
+        assert "RESTART" in [k.keyword for k in c.keywords.list()]
+        messages = control(second, "GET", "/_sandbox/journal", params={"kind": "message"})
+        assert [m["message_id"] for m in messages] == [sent.message_id]
+        assert "447700900196" in control(second, "GET", "/_sandbox/stoplist")
+        table = read_results(c.surveys.get_results("NPS-WA-Q1-2026").encode(), format="JSON")
+        assert "Ayo" in set(table["firstName"])
+        # The link was made on the first server's port; its path still resolves.
+        response = httpx.get(second.base_url + httpx.URL(link).path)
+        assert response.status_code == 302
+        assert response.headers["location"] == "https://example.org/restart"
+
+
+def test_cli_refuses_a_port_in_use(served: ServedSandbox) -> None:
+    port = str(httpx.URL(served.base_url).port)
+    done = subprocess.run(
+        [sys.executable, "-m", "surveykit.cli", "sandbox", "serve", "--port", port],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 1 and "cannot bind" in done.stderr
+
+
+CHECKS = ("not_a_server_error,status_code_conformance,content_type_conformance,"
+          "response_headers_conformance,response_schema_conformance")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    "selection",
+    [
+        pytest.param(["--phases", "examples,fuzzing", "--max-examples", "40"], id="fuzzing"),
+        pytest.param(["--phases", "coverage", "--include-operation-id", "Webhook_List",
+                      "--include-operation-id", "Keyword_List",
+                      "--include-operation-id", "Keyword_Delete",
+                      "--include-operation-id", "Message_Lookup",
+                      "--include-operation-id", "Data_Import"], id="coverage"),
+    ],
+)
+def test_schemathesis_finds_no_server_error_or_schema_break(
+    served: ServedSandbox, selection: list[str], tmp_path: Path
+) -> None:
+    schemathesis = Path(sys.executable).with_name("schemathesis")
+    done = subprocess.run(
+        [str(schemathesis), "--no-color", "run", f"{served.base_url}/openapi.json",
+         "-H", f"Authorization: Basic {served.token}", "--checks", CHECKS,
+         "--workers", "2", "--seed", "1", *selection],
+        capture_output=True, text=True, timeout=120, check=False, cwd=tmp_path,
+    )
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-2000:]
+    assert " passed" in done.stdout
