@@ -21,32 +21,13 @@ from typing import Any, Final
 import pandas as pd
 import uvicorn
 
+from surveykit._net import bind, url_of
 from surveykit.callbacks._funnel import campaign_funnel
 from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, H, Receiver
 from surveykit.callbacks._store import EventStore, StoreClosedError, events_frame
 from surveykit.models import CallbackType
 
 _START_TIMEOUT: Final = 15.0
-
-
-def _bind(host: str, port: int) -> socket.socket:
-    family = socket.AF_INET6 if ":" in host else socket.AF_INET
-    sock = socket.socket(family, socket.SOCK_STREAM)
-    try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        sock.bind((host, port))
-        sock.listen(2048)
-    except BaseException:
-        sock.close()
-        raise
-    sock.set_inheritable(True)
-    return sock
-
-
-def _url(sock: socket.socket, host: str, path: str) -> str:
-    port = sock.getsockname()[1]
-    shown = f"[{host}]" if ":" in host else host
-    return f"http://{shown}:{port}{path}"
 
 
 def _server(receiver: Receiver) -> uvicorn.Server:
@@ -250,7 +231,7 @@ def listen(
     else:
         receiver = Receiver(db, secret=secret, max_body=max_body)
     try:
-        sock = _bind(host, port)
+        sock = bind(host, port)
     except BaseException:
         receiver.close()
         raise
@@ -275,7 +256,7 @@ def listen(
             cause = errors[0] if errors else None
             raise RuntimeError(f"the callback listener did not start on {host}:{port}") from cause
         time.sleep(0.01)
-    return Listener(receiver, server, thread, sock, _url(sock, host, receiver.path), errors)
+    return Listener(receiver, server, thread, sock, url_of(sock, host, receiver.path), errors)
 
 
 def run_listener_cli(
@@ -290,12 +271,12 @@ def run_listener_cli(
     """
     receiver = Receiver(db, secret=secret)
     try:
-        sock = _bind(host, port)
+        sock = bind(host, port)
     except BaseException:
         receiver.close()
         raise
     try:
-        print(f"Listening for callbacks at {_url(sock, host, receiver.path)}", flush=True)
+        print(f"Listening for callbacks at {url_of(sock, host, receiver.path)}", flush=True)
         where = str(receiver.store.path)
         if receiver.temporary:
             where += " (temporary: deleted on exit; pass a db path to keep the events)"
