@@ -79,3 +79,41 @@ def test_real_send_needs_a_second_click(
     composer.send_button.click()
     assert [body["message"] for _, _, body in platform.requests] == ["Hello Zoë", "Hello Ana"]
     assert composer.result.summary.to_dict() == {"sent": 2, "rejected": 1}
+
+
+def test_results_explorer_follows_its_selectors() -> None:
+    from datetime import date
+
+    from surveykit.widgets import ResultsExplorer
+
+    sandbox = sk.Sandbox(seed=2)
+    explorer = ResultsExplorer(sk.Client.sandbox(sandbox))
+    assert list(explorer.survey.options) == ["CSAT-SMS-2026", "EVT-DDLIS-2026", "NPS-WA-Q1-2026"]
+    assert explorer.survey.value == "CSAT-SMS-2026"
+    assert explorer.question.options == ("Q1", "Q2", "Q3")
+    assert "CSAT-SMS-2026</b>: 12 respondents" in explorer.summary.value
+    assert bytes(explorer.chart.value).startswith(b"\x89PNG")
+    first_chart = explorer.chart.value
+    explorer.question.value = "Q2"
+    assert explorer.chart.value != first_chart
+    assert "Q2" in explorer.table.value
+    explorer.survey.value = "NPS-WA-Q1-2026"
+    assert "NPS-WA-Q1-2026</b>: 11 respondents" in explorer.summary.value
+    explorer.since.value = date(2030, 1, 1)
+    assert "0 respondents" in explorer.summary.value
+    assert explorer.table.value == "<i>no results</i>"
+
+
+def test_events_monitor_shows_callbacks_as_they_arrive() -> None:
+    from _callbacks_helpers import receipt
+    from surveykit.widgets import EventsMonitor
+
+    with sk.listen() as listener:
+        monitor = EventsMonitor(listener)
+        assert monitor.counts.value == "<i>no events yet</i>"
+        for i, kind in enumerate(["Receipt", "Receipt", "Click"]):
+            body = receipt(f"MS{i}", Type=kind)
+            httpx.post(listener.url, json=body).raise_for_status()
+        monitor.refresh_button.click()
+        assert monitor.counts.value == "<b>3 events</b>: Receipt 2, Click 1"
+        assert "MS2" in monitor.latest.value

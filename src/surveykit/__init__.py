@@ -1,6 +1,7 @@
 """surveykit: the v3.2 messaging and survey platform from pandas and Jupyter."""
 
 from surveykit import analysis, models
+from surveykit._sync_results import SyncReport, sync_results
 from surveykit.batch import BatchResult, lookup_frame, preview_batch, send_batch
 from surveykit.callbacks import Listener, Receiver, callback_signature, campaign_funnel, listen
 from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
@@ -62,6 +63,7 @@ __all__ = [
     "SendRejectedError",
     "ServerError",
     "SurveykitError",
+    "SyncReport",
     "UnexpectedResponseError",
     "__version__",
     "analysis",
@@ -79,6 +81,7 @@ __all__ = [
     "read_results",
     "results_to_parquet",
     "send_batch",
+    "sync_results",
     "tidy_results",
     "write_results",
 ]

@@ -92,7 +92,14 @@ class AsyncClient(ResourceGroups[Async]):
                 outcome = None
             else:
                 try:
-                    outcome = await self._http.send(step.request)
+                    outcome = await self._http.send(step.request, stream=step.stream)
+                    if step.stream:
+                        # One copy of the body, in the response; the parser reads it in
+                        # chunks through iter_bytes() without joining a second one.
+                        try:
+                            await outcome.aread()
+                        finally:
+                            await outcome.aclose()
                 except httpx.TransportError as exc:
                     outcome = exc
             try:

@@ -71,6 +71,8 @@ class APIRequest(Generic[T]):
         idempotent: whether sending it twice is harmless; decides the retry policy.
         send_response_errors: whether a 400 may carry a Send response (landline, blocked).
         accept: the Accept header.
+        stream: hand ``parse`` a response whose body has not been read, so it can consume
+            ``response.iter_bytes()`` as it arrives (large results); the client closes it.
     """
 
     method: str
@@ -81,6 +83,7 @@ class APIRequest(Generic[T]):
     idempotent: bool = False
     send_response_errors: bool = False
     accept: str = "application/json"
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,7 @@ class Send:
     """A step of a request flow: send this request and give back the response or error."""
 
     request: httpx.Request
+    stream: bool = False
 
 
 @dataclass(frozen=True)
@@ -388,7 +392,7 @@ class BaseClient:
         while True:
             attempt += 1
             started = time.perf_counter()
-            outcome = yield Send(request)
+            outcome = yield Send(request, spec.stream)
             elapsed = time.perf_counter() - started
             if isinstance(outcome, Exception):
                 logger.debug(
@@ -413,7 +417,13 @@ class BaseClient:
                 elapsed,
             )
             if response.is_success:
-                return spec.parse(response)
+                try:
+                    return spec.parse(response)
+                except httpx.TransportError as exc:
+                    raise APIConnectionError(
+                        f"{describe_request(request)}: the download broke off: {exc}",
+                        request=request,
+                    ) from exc
             delay = self._retry.delay_after_status(response, attempt, idempotent=spec.idempotent)
             if delay is None:
                 raise status_error(spec, response)

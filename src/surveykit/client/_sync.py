@@ -103,23 +103,32 @@ class Client(ResourceGroups[Sync]):
     def _execute(self, spec: APIRequest[T]) -> T:
         flow = self._flow(self._http, spec)
         step = next(flow)
-        while True:
-            outcome: httpx.Response | Exception | None
-            if isinstance(step, Sleep):
-                if logger.isEnabledFor(logging.INFO):
-                    logger.info("retrying in %.2fs after %s", step.seconds, step.reason)
-                time.sleep(step.seconds)
-                outcome = None
-            else:
+        opened: list[httpx.Response] = []
+        try:
+            while True:
+                outcome: httpx.Response | Exception | None
+                if isinstance(step, Sleep):
+                    if logger.isEnabledFor(logging.INFO):
+                        logger.info("retrying in %.2fs after %s", step.seconds, step.reason)
+                    time.sleep(step.seconds)
+                    outcome = None
+                else:
+                    try:
+                        outcome = self._http.send(step.request, stream=step.stream)
+                        if step.stream:
+                            opened.append(outcome)
+                            if not outcome.is_success:
+                                outcome.read()
+                    except httpx.TransportError as exc:
+                        outcome = exc
                 try:
-                    outcome = self._http.send(step.request)
-                except httpx.TransportError as exc:
-                    outcome = exc
-            try:
-                step = flow.send(outcome)
-            except StopIteration as stop:
-                value: T = stop.value
-                return value
+                    step = flow.send(outcome)
+                except StopIteration as stop:
+                    value: T = stop.value
+                    return value
+        finally:
+            for response in opened:
+                response.close()
 
     def close(self) -> None:
         """Close the connections."""

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from datetime import datetime
+from os import PathLike
+from typing import Any
 
 import httpx
+import pandas as pd
 
 from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from
 from surveykit.models import ResultsFormat, ResultsRequest
@@ -12,6 +16,26 @@ from surveykit.models import ResultsFormat, ResultsRequest
 
 def _text(response: httpx.Response) -> str:
     return response.text
+
+
+def _request_body(
+    survey_reference: str,
+    format: ResultsFormat | str,
+    header: bool | None,
+    since: datetime | None,
+    sort_order: int | None,
+) -> dict[str, Any]:
+    return model_from(
+        ResultsRequest,
+        None,
+        {
+            "survey_reference": survey_reference,
+            "format": format,
+            "header": header,
+            "since": since,
+            "sort_order": sort_order,
+        },
+    ).to_wire()
 
 
 class Surveys(Resource[M]):
@@ -32,22 +56,89 @@ class Surveys(Resource[M]):
         newer results; ``sort_order`` keeps respondents who completed at least that many
         questions. Read-only, so retried on timeouts and 429/502/503/504.
         """
-        body = model_from(
-            ResultsRequest,
-            None,
-            {
-                "survey_reference": survey_reference,
-                "format": format,
-                "header": header,
-                "since": since,
-                "sort_order": sort_order,
-            },
-        )
         return APIRequest(
             "POST",
             "/v3.2/Survey/GetResults",
             _text,
-            json=body.to_wire(),
+            json=_request_body(survey_reference, format, header, since, sort_order),
             idempotent=True,
             accept="*/*",
+        )
+
+    @endpoint
+    def results(
+        self,
+        survey_reference: str = "*",
+        format: ResultsFormat | str = "CSV",
+        header: bool = True,
+        since: datetime | None = None,
+        sort_order: int | None = None,
+        *,
+        names: list[str] | None = None,
+        dtypes: Mapping[str, Any] | None = None,
+    ) -> APIRequest[pd.DataFrame]:
+        """Fetch results and read them into a typed DataFrame (see :func:`read_results`).
+
+        The HTTP body is streamed into the parser as it arrives (sync client), so no
+        second full copy of a large download is kept. CSV is the fastest format to read;
+        every format gives the same DataFrame. With ``header=False`` pass ``names`` or get
+        ``col1``..``colN``.
+
+        Example:
+            >>> df = client.surveys.results("CSAT-SMS-2026")
+        """
+        from surveykit.results import read_results
+
+        chosen = ResultsFormat(str(format).strip().upper())
+
+        def parse(response: httpx.Response) -> pd.DataFrame:
+            frame: pd.DataFrame = read_results(
+                response.iter_bytes(), chosen.value, names=names, header=header, dtypes=dtypes
+            )
+            return frame
+
+        return APIRequest(
+            "POST",
+            "/v3.2/Survey/GetResults",
+            parse,
+            json=_request_body(survey_reference, chosen, header, since, sort_order),
+            idempotent=True,
+            accept="*/*",
+            stream=True,
+        )
+
+    @endpoint
+    def results_to_parquet(
+        self,
+        path: str | PathLike[str],
+        survey_reference: str = "*",
+        format: ResultsFormat | str = "CSV",
+        since: datetime | None = None,
+        sort_order: int | None = None,
+        *,
+        chunksize: int = 100_000,
+    ) -> APIRequest[int]:
+        """Stream results into a Parquet file, a row group per ``chunksize`` rows.
+
+        For results larger than memory: the body is parsed and written as it arrives.
+        Returns the number of rows written. Open the file with pandas, DuckDB, Dask or Spark.
+        """
+        from surveykit.results import results_to_parquet
+
+        chosen = ResultsFormat(str(format).strip().upper())
+
+        def parse(response: httpx.Response) -> int:
+            rows: int = results_to_parquet(
+                response.iter_bytes(), path, format=chosen.value, chunksize=chunksize
+            )
+            return rows
+
+        return APIRequest(
+            "POST",
+            "/v3.2/Survey/GetResults",
+            parse,
+            json=_request_body(survey_reference, chosen, True, since, sort_order),
+            idempotent=True,
+            accept="*/*",
+            stream=True,
         )
