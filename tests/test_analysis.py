@@ -145,3 +145,31 @@ def test_batch_and_event_summaries() -> None:
     assert len(counted) == 2
     with pytest.raises(KeyError, match="none of the columns"):
         analysis.event_summary(pd.DataFrame({"x": [1]}))
+
+
+def test_funnel_per_survey_uses_each_surveys_questions() -> None:
+    df = pd.DataFrame(
+        {
+            "surveyReference": ["A", "A", "B"],
+            "invited": pd.to_datetime(["2026-03-02T09:00Z"] * 3, utc=True),
+            "completed": pd.to_datetime(["2026-03-02T10:00Z", None, "2026-03-02T10:00Z"], utc=True),
+            "sortOrder": pd.array([2, 1, 3], dtype="Int64"),
+            "Q1": [1, 2, 3],
+            "Q2": [1, None, 3],
+            "Q3": [None, None, 3],
+        }
+    )
+    funnel = analysis.response_funnel(df, by="surveyReference")
+    a = funnel[funnel["surveyReference"] == "A"]
+    assert a["stage"].tolist() == ["invited", "answered Q1", "answered Q2", "completed"]
+    assert a["respondents"].tolist() == [2, 2, 1, 1]
+    b = funnel[funnel["surveyReference"] == "B"]
+    assert b["stage"].tolist()[-2:] == ["answered Q3", "completed"]
+
+
+@pytest.mark.parametrize(
+    ("answers", "expected"),
+    [([1, 5, 3, None], False), ([0, 10, 7], True), (["a", "b"], False), ([None], False)],
+)
+def test_is_nps_scale(answers: list[object], expected: bool) -> None:
+    assert analysis.is_nps_scale(pd.Series(answers)) is expected

@@ -74,3 +74,10 @@ def test_other_plots(results: pd.DataFrame) -> None:
     assert "2 (67%)" in texts(plots.plot_events(events))
     for fig in (heat, bars):
         assert png(fig).startswith(b"\x89PNG")
+
+
+def test_funnel_panels_per_survey(results: pd.DataFrame) -> None:
+    results = results.assign(surveyReference=["A", "B"] * 4)
+    fig = plots.plot_funnel(results, by="surveyReference", title="Two surveys")
+    assert [ax.get_title(loc="left") for ax in fig.axes] == ["A", "B"]
+    assert fig.get_suptitle() == "Two surveys"

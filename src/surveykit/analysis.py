@@ -47,6 +47,7 @@ __all__ = [
     "batch_summary",
     "crosstab",
     "event_summary",
+    "is_nps_scale",
     "nps",
     "question_columns",
     "question_kinds",
@@ -105,6 +106,7 @@ def response_funnel(
     *,
     delivered: int | None = None,
     questions: Sequence[str] | None = None,
+    by: str | None = None,
 ) -> pd.DataFrame:
     """Count the respondents who reached each stage, from invitation to completion.
 
@@ -114,8 +116,19 @@ def response_funnel(
     least k. ``delivered`` comes from elsewhere (callback receipts, see
     :func:`event_summary`), so it is a row only when given.
 
+    Surveys differ in their questions: with ``by="surveyReference"`` each survey gets its own
+    funnel (over the questions it has answers for), stacked with a ``surveyReference`` column.
+
     Returns columns ``stage``, ``respondents``, ``percent_of_invited``, ``percent_of_previous``.
     """
+    if by is not None:
+        parts = []
+        for group, part in df.groupby(by, observed=True, sort=True):
+            asked = [q for q in (questions or question_columns(part)) if part[q].notna().any()]
+            funnel = response_funnel(part, questions=asked)
+            funnel.insert(0, by, group)
+            parts.append(funnel)
+        return pd.concat(parts, ignore_index=True)
     invited = int(_column(df, "invited").notna().sum()) if _has(df, "invited") else len(df)
     stages: list[tuple[str, int]] = [("invited", invited)]
     if delivered is not None:
@@ -188,6 +201,16 @@ def answer_distribution(
     frame["percent"] = (100 * frame["count"] / max(answered, 1)).round(1)
     frame.attrs.update(question=question, kind=kind, answered=answered)
     return frame
+
+
+def is_nps_scale(series: pd.Series) -> bool:
+    """Whether a rating question uses the 0-10 scale of NPS (some answer above 5).
+
+    A 1-5 satisfaction scale also holds whole numbers from 0 to 10; NPS on it would be
+    meaningless, and results do not carry the question's scale, so the answers decide.
+    """
+    values = pd.to_numeric(series, errors="coerce").dropna()
+    return bool(len(values)) and _kind(series) == "rating" and float(values.max()) > 5
 
 
 def nps(df: pd.DataFrame, question: str, *, by: str | None = None) -> pd.DataFrame:

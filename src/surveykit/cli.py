@@ -77,6 +77,15 @@ def sandbox_serve(
         sandbox.close()
 
 
+def _register_commands() -> None:
+    from surveykit._commands import register
+
+    register(app)
+
+
+_register_commands()
+
+
 def main() -> None:
     """Entry point of the ``surveykit`` console script."""
     app()

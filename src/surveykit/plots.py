@@ -81,20 +81,47 @@ def _label_bars(ax: Axes, counts: Any, percents: Any, *, horizontal: bool) -> No
 
 
 def plot_funnel(
-    df: pd.DataFrame, *, delivered: int | None = None, title: str | None = None
+    df: pd.DataFrame,
+    *,
+    delivered: int | None = None,
+    by: str | None = None,
+    title: str | None = None,
 ) -> Figure:
-    """Respondents at each stage (see :func:`surveykit.analysis.response_funnel`)."""
+    """Respondents at each stage (see :func:`surveykit.analysis.response_funnel`).
+
+    With ``by`` (for example ``"surveyReference"``) each group gets its own panel.
+    """
+    if by is not None:
+        return _funnel_panels(df, by, title)
     funnel = analysis.response_funnel(df, delivered=delivered)
     fig, ax = _figure(7, 0.45 * len(funnel) + 1.2)
+    _draw_funnel(ax, funnel)
+    ax.set_title(title or "Response funnel")
+    return fig
+
+
+def _funnel_panels(df: pd.DataFrame, by: str, title: str | None) -> Figure:
+    funnels = analysis.response_funnel(df, by=by)
+    groups = list(dict.fromkeys(funnels[by]))
+    sizes = [int((funnels[by] == group).sum()) for group in groups]
+    fig, first = _figure(7, sum(0.4 * size + 0.9 for size in sizes))
+    fig.delaxes(first)
+    axes = fig.subplots(len(groups), 1, gridspec_kw={"height_ratios": sizes}, squeeze=False)
+    for ax, group in zip(axes[:, 0], groups, strict=True):
+        _draw_funnel(ax, funnels[funnels[by] == group])
+        ax.set_title(str(group), fontsize=10, loc="left")
+    fig.suptitle(title or "Response funnel")
+    return fig
+
+
+def _draw_funnel(ax: Axes, funnel: pd.DataFrame) -> None:
     stages = funnel["stage"].tolist()[::-1]
     counts = funnel["respondents"].tolist()[::-1]
     ax.barh(stages, counts, color=PALETTE[0])
     _label_bars(ax, counts, funnel["percent_of_invited"].tolist()[::-1], horizontal=True)
     ax.set_xlabel("respondents (percent of invited)")
     ax.set_xlim(0, max([*counts, 1]) * 1.25)
-    ax.set_title(title or "Response funnel")
     ax.spines[["top", "right"]].set_visible(False)
-    return fig
 
 
 def plot_response_rate(df: pd.DataFrame, *, freq: str = "D", title: str | None = None) -> Figure:
