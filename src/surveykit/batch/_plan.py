@@ -318,6 +318,9 @@ def plan_rows(
     """Render and validate every row; yield one :class:`RowPlan` per row, in order."""
     start = spec.when or start or datetime.now(UTC)
     mask, reasons = skip if skip is not None else (None, None)
+    # Plain lists: one pandas lookup per row would cost more than rendering the row.
+    skipped = mask.to_numpy(dtype=bool).tolist() if mask is not None else None
+    why = reasons.tolist() if reasons is not None else None
     records = df.to_dict("index")
     for position, (label, row) in enumerate(records.items()):
         values = {str(k): v for k, v in row.items()}
@@ -336,8 +339,8 @@ def plan_rows(
             plan.outcome, plan.error = "rejected", f"missing value for {{{missing.args[0]}}}"
             yield plan
             continue
-        if mask is not None and reasons is not None and bool(mask.iloc[position]):
-            plan.outcome, plan.error = "skipped", f"skip: {reasons.iloc[position]}"
+        if skipped is not None and why is not None and skipped[position]:
+            plan.outcome, plan.error = "skipped", f"skip: {why[position]}"
             yield plan
             continue
         if spec.links and link is None:

@@ -8,11 +8,9 @@ driver runs calls directly, the async driver awaits them; nothing else differs.
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import threading
 import time
 from collections.abc import Callable, Generator, Iterator
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -216,38 +214,47 @@ def run_sync(
     concurrency: int,
     on_done: Callable[[RowOutcome], None],
 ) -> None:
-    """Run row flows on ``concurrency`` threads, at most that many in flight.
+    """Run row flows on ``concurrency`` worker threads pulling from one iterator.
 
     On KeyboardInterrupt no new row starts; rows already in flight finish and are journaled,
-    then the interrupt is raised again.
+    then the interrupt is raised again. An error in a worker stops the others the same way
+    and is raised here.
     """
     stop = threading.Event()
-    with ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="surveykit-batch") as pool:
-        running: set[Future[RowOutcome]] = set()
+    take, report = threading.Lock(), threading.Lock()
+    failures: list[BaseException] = []
+
+    def worker() -> None:
         try:
-            for flow in flows:
-                while len(running) >= concurrency:
-                    done, running = _wait_some(running)
-                    for future in done:
-                        on_done(future.result())
-                running.add(pool.submit(drive_sync, client, flow, stop))
-            while running:
-                done, running = _wait_some(running)
-                for future in done:
-                    on_done(future.result())
-        except KeyboardInterrupt:
+            while not stop.is_set():
+                with take:
+                    flow = next(flows, None)
+                if flow is None:
+                    return
+                outcome = drive_sync(client, flow, stop)
+                with report:
+                    on_done(outcome)
+        except BaseException as exc:
+            failures.append(exc)
             stop.set()
-            for future in running:
-                with contextlib.suppress(KeyboardInterrupt):
-                    on_done(future.result())
-            raise
 
-
-def _wait_some(
-    running: set[Future[RowOutcome]],
-) -> tuple[set[Future[RowOutcome]], set[Future[RowOutcome]]]:
-    done, pending = wait(running, timeout=0.5, return_when=FIRST_COMPLETED)
-    return set(done), set(pending)
+    threads = [
+        threading.Thread(target=worker, name=f"surveykit-batch-{n}", daemon=True)
+        for n in range(concurrency)
+    ]
+    for thread in threads:
+        thread.start()
+    try:
+        for thread in threads:
+            while thread.is_alive():
+                thread.join(timeout=0.2)
+    except KeyboardInterrupt:
+        stop.set()
+        for thread in threads:
+            thread.join()
+        raise
+    if failures:
+        raise failures[0]
 
 
 async def run_async(
