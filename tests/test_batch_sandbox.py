@@ -11,7 +11,6 @@ import sys
 import textwrap
 import time
 from collections import Counter
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +19,7 @@ import pandas as pd
 import pytest
 
 import surveykit as sk
+from _sandbox_server import ServedSandbox
 from surveykit.sandbox import Sandbox
 
 SOURCE = "447700900999"
@@ -55,8 +55,17 @@ async def test_faults_every_row_one_outcome_never_twice(kind: str, tmp_path: Pat
     client = cls.sandbox(sandbox, retry=sk.RetryPolicy(max_retries=2, backoff_base=0.0))
     df = recipients(150)
     journal = tmp_path / "j.sqlite"
-    result = await run(sk.send_batch(client, df, message="Hi {firstName}", source=SOURCE,
-                                     journal=journal, concurrency=8, progress=False))
+    result = await run(
+        sk.send_batch(
+            client,
+            df,
+            message="Hi {firstName}",
+            source=SOURCE,
+            journal=journal,
+            concurrency=8,
+            progress=False,
+        )
+    )
     frame = result.frame
     outcomes = Counter(frame["outcome"].astype(str))
     assert sum(outcomes.values()) == 150 and frame["outcome"].notna().all()
@@ -70,10 +79,18 @@ async def test_faults_every_row_one_outcome_never_twice(kind: str, tmp_path: Pat
     assert sent_ids <= {m.message_id for m in sandbox.messages()}
 
     sandbox.clear_faults()
-    retried = await run(sk.send_batch(client, df, message="Hi {firstName}", source=SOURCE,
-                                      journal=journal, only="failed", progress=False))
-    assert set(retried.frame.loc[frame["outcome"] == "failed", "outcome"].astype(str)) == {
-        "sent"}
+    retried = await run(
+        sk.send_batch(
+            client,
+            df,
+            message="Hi {firstName}",
+            source=SOURCE,
+            journal=journal,
+            only="failed",
+            progress=False,
+        )
+    )
+    assert set(retried.frame.loc[frame["outcome"] == "failed", "outcome"].astype(str)) == {"sent"}
     assert (retried.frame.loc[frame["outcome"] == "unknown", "outcome"] == "unknown").all()
     assert max(accepted(sandbox).values()) == 1
 
@@ -82,12 +99,28 @@ def test_sandbox_rules_become_row_outcomes() -> None:
     sandbox = Sandbox(seed=4, sample_data=False)
     sandbox.add_to_stop_list("447911100002")
     client = sk.Client.sandbox(sandbox)
-    df = pd.DataFrame({"mobileNumber": ["447911100001", "447911100002", "447700900903",
-                                        "447700900904", SOURCE, "0791"],
-                       "name": ["A", "B", "C", "D", "E", "F"]})
+    df = pd.DataFrame(
+        {
+            "mobileNumber": [
+                "447911100001",
+                "447911100002",
+                "447700900903",
+                "447700900904",
+                SOURCE,
+                "0791",
+            ],
+            "name": ["A", "B", "C", "D", "E", "F"],
+        }
+    )
     result = sk.send_batch(client, df, message="Hi {name}", source=SOURCE, progress=False)
     assert result.frame["outcome"].astype(str).tolist() == [
-        "sent", "blocked", "blocked", "failed", "failed", "invalid"]
+        "sent",
+        "blocked",
+        "blocked",
+        "failed",
+        "failed",
+        "invalid",
+    ]
     assert "same" in result.frame.loc[4, "error"].lower()
     assert [m.destination for m in sandbox.messages()] == ["447911100001"]
 
@@ -110,36 +143,19 @@ BATCH_SCRIPT = textwrap.dedent(
 )
 
 
-@pytest.fixture
-def served(tmp_path: Path) -> Iterator[tuple[str, str]]:
-    process = subprocess.Popen(
-        [sys.executable, "-m", "surveykit.cli", "sandbox", "serve", "--port", "0",
-         "--no-sample-data"],
-        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-    )
-    try:
-        assert process.stdout is not None
-        lines = dict(process.stdout.readline().strip().split("=", 1) for _ in range(2))
-        yield lines["base_url"], lines["token"]
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-
-
 def sent_messages(base_url: str, token: str) -> list[dict[str, Any]]:
-    answer = httpx.get(f"{base_url}/_sandbox/journal", params={"kind": "message"},
-                       headers={"Authorization": f"Basic {token}"}).json()
+    answer = httpx.get(
+        f"{base_url}/_sandbox/journal",
+        params={"kind": "message"},
+        headers={"Authorization": f"Basic {token}"},
+    ).json()
     entries: list[dict[str, Any]] = answer["entries"] if isinstance(answer, dict) else answer
     return entries
 
 
 @pytest.mark.slow
-def test_sigkill_at_random_points_then_resume(served: tuple[str, str], tmp_path: Path) -> None:
-    base_url, token = served
+def test_sigkill_at_random_points_then_resume(served: ServedSandbox, tmp_path: Path) -> None:
+    base_url, token = served.base_url, served.token
     n = 300
     control = sk.Client(base_url, token)
     control._http.post("/_sandbox/faults", json={"route": "/v3.2/Message", "latency": 0.03})
@@ -150,25 +166,37 @@ def test_sigkill_at_random_points_then_resume(served: tuple[str, str], tmp_path:
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     counts = []
     for _ in range(4):
-        process = subprocess.Popen([sys.executable, str(script), base_url, token, str(journal),
-                                    str(n)], env=env, stdout=subprocess.PIPE,
-                                   stderr=subprocess.PIPE)
+        process = subprocess.Popen(
+            [sys.executable, str(script), base_url, token, str(journal), str(n)],
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         time.sleep(rng.uniform(1.2, 2.4))
         process.send_signal(signal.SIGKILL)
         process.wait()
         counts.append(len(sent_messages(base_url, token)))
     assert any(0 < count < n for count in counts), f"no kill landed mid-batch: {counts}"
-    finished = subprocess.run([sys.executable, str(script), base_url, token, str(journal),
-                               str(n)], env=env, capture_output=True, text=True, timeout=120)
+    finished = subprocess.run(
+        [sys.executable, str(script), base_url, token, str(journal), str(n)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert finished.returncode == 0, finished.stderr
     destinations = Counter(entry["destination"] for entry in sent_messages(base_url, token))
     assert destinations, "the batch sent messages"
     assert max(destinations.values()) == 1, "a destination received a message twice"
     # Every row is accounted for: sent, or unknown because it was in flight at a kill.
-    result = sk.send_batch(sk.Client(base_url, token),
-                           pd.DataFrame({"mobileNumber": [f"4479112{i:05d}" for i in range(n)]}),
-                           message="Survey time", source="447700900999", journal=journal,
-                           progress=False)
+    result = sk.send_batch(
+        sk.Client(base_url, token),
+        pd.DataFrame({"mobileNumber": [f"4479112{i:05d}" for i in range(n)]}),
+        message="Survey time",
+        source="447700900999",
+        journal=journal,
+        progress=False,
+    )
     outcomes = Counter(result.frame["outcome"].astype(str))
     assert set(outcomes) <= {"sent", "unknown"}
     assert sum(outcomes.values()) == n

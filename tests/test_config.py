@@ -125,3 +125,22 @@ def test_timeouts_are_configurable() -> None:
     assert client._http.timeout.read == 3.0 and client._http.timeout.connect == 1.0
     default = sk.Client("https://api.example.test", "t")
     assert default._http.timeout.read == 30.0 and default._http.timeout.connect == 10.0
+
+
+async def test_nothing_configured_means_the_embedded_sandbox(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.delenv("SURVEYKIT_BASE_URL", raising=False)
+    monkeypatch.delenv("SURVEYKIT_TOKEN", raising=False)
+    with caplog.at_level(logging.WARNING, logger="surveykit"):
+        client = sk.Client()
+    notices = [r.getMessage() for r in caplog.records if "embedded sandbox" in r.getMessage()]
+    assert len(notices) == 1
+    assert client.embedded is not None
+    assert client.base_url == client.embedded.base_url
+    assert [hook.name for hook in client.webhooks.list()]
+    async with sk.AsyncClient() as aclient:
+        assert aclient.embedded is not None
+        assert await aclient.webhooks.list()
+    explicit = sk.Client.sandbox()
+    assert explicit.embedded is not None and explicit.embedded is not client.embedded

@@ -18,28 +18,12 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from surveykit.results import split_columns
+
 QuestionKind = Literal["rating", "single", "multi", "text"]
 
 MULTI_SEPARATOR = ";"
 """How multi-choice answers are joined in results."""
-
-RESPONDENT_COLUMNS = (
-    "respondentId",
-    "surveyReference",
-    "title",
-    "firstName",
-    "lastName",
-    "mobileNumber",
-    "emailAddress",
-    "website",
-    "dateOfBirth",
-    "channel",
-    "invited",
-    "started",
-    "completed",
-    "sortOrder",
-)
-_RESPONDENT = {name.lower() for name in RESPONDENT_COLUMNS}
 
 __all__ = [
     "MULTI_SEPARATOR",
@@ -57,9 +41,15 @@ __all__ = [
 
 
 def question_columns(df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()) -> list[str]:
-    """The question columns of a results table: every column that is not a respondent field."""
-    extra = {c.lower() for c in respondent_columns}
-    return [str(c) for c in df.columns if str(c).lower() not in _RESPONDENT | extra]
+    """The question columns of a results table: every column that is not a respondent field.
+
+    Respondent fields are :data:`surveykit.results.RESPONDENT_COLUMNS` and
+    ``respondent_columns`` (the same rule as :func:`surveykit.results.split_columns`).
+    """
+    _, questions = split_columns(
+        [str(c) for c in df.columns], respondent_columns=list(respondent_columns)
+    )
+    return questions
 
 
 def _answers(series: pd.Series) -> pd.Series:

@@ -5,18 +5,14 @@ from __future__ import annotations
 import logging
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import anyio
 import httpx
 
 from surveykit.client._base import APIRequest, Async, Sleep, logger
-from surveykit.client._config import resolve
 from surveykit.client._resources import ResourceGroups
 from surveykit.client._retry import RetryPolicy
-
-if TYPE_CHECKING:
-    from surveykit.sandbox import Sandbox
 
 T = TypeVar("T")
 
@@ -42,43 +38,24 @@ class AsyncClient(ResourceGroups[Async]):
         headers: Mapping[str, str] | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
-        settings = resolve(base_url, token)
-        if settings.base_url is None and transport is None:
-            from surveykit.sandbox import Sandbox
-
-            sandbox = Sandbox()
-            logger.warning(
-                "surveykit: no SURVEYKIT_BASE_URL configured; using the embedded sandbox "
-                "(simulated platform, no network)"
-            )
-            settings = resolve(sandbox.base_url, sandbox.admin_token)
-            transport = httpx.ASGITransport(app=sandbox.app)
-            self.embedded = sandbox
         super().__init__(
-            settings,
+            base_url,
+            token,
             auth=auth,
             timeout=timeout,
             max_retries=max_retries,
             retry=retry,
             allow_insecure_http=allow_insecure_http,
             headers=headers,
+            has_transport=transport is not None,
         )
+        if transport is None and self.embedded is not None:
+            transport = self._in_process(self.embedded.app)
         self._http = httpx.AsyncClient(transport=transport, **self._client_options())
 
-    @classmethod
-    def sandbox(cls, sandbox: Sandbox | None = None, **options: Any) -> Self:
-        """An async client of an in-process sandbox (a new one unless given)."""
-        from surveykit.sandbox import Sandbox
-
-        sandbox = sandbox or Sandbox()
-        client = cls(
-            sandbox.base_url,
-            sandbox.admin_token,
-            transport=httpx.ASGITransport(app=sandbox.app),
-            **options,
-        )
-        client.embedded = sandbox
-        return client
+    @staticmethod
+    def _in_process(app: Any) -> httpx.AsyncBaseTransport:
+        return httpx.ASGITransport(app=app)
 
     async def _execute(self, spec: APIRequest[T]) -> T:
         flow = self._flow(self._http, spec)

@@ -27,7 +27,7 @@ import httpx
 from pydantic import BaseModel
 
 from surveykit.client._auth import BasicTokenAuth
-from surveykit.client._config import DEFAULT_TIMEOUT, Settings, check_transport_security
+from surveykit.client._config import DEFAULT_TIMEOUT, check_transport_security, resolve
 from surveykit.client._retry import NEVER_SENT, RetryPolicy, parse_retry_after
 from surveykit.errors import (
     APIConnectionError,
@@ -48,6 +48,8 @@ from surveykit.models import ProblemDetails, SendResponse
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
+
+    from surveykit.sandbox import Sandbox
 
 logger = logging.getLogger("surveykit")
 
@@ -335,9 +337,13 @@ def status_error(request: APIRequest[Any], response: httpx.Response) -> APIStatu
 class BaseClient:
     """Configuration, request building and the retry/error flow, with no I/O."""
 
+    embedded: Sandbox | None = None
+    """The in-process sandbox this client talks to, or None for a server."""
+
     def __init__(
         self,
-        settings: Settings,
+        base_url: str | None,
+        token: str | None,
         *,
         auth: httpx.Auth | None,
         timeout: float | httpx.Timeout | None,
@@ -345,7 +351,18 @@ class BaseClient:
         retry: RetryPolicy | None,
         allow_insecure_http: bool,
         headers: Mapping[str, str] | None,
+        has_transport: bool,
     ) -> None:
+        settings = resolve(base_url, token)
+        if settings.base_url is None and not has_transport:
+            from surveykit.sandbox import Sandbox
+
+            self.embedded = Sandbox()
+            logger.warning(
+                "surveykit: no SURVEYKIT_BASE_URL configured; using the embedded sandbox "
+                "(simulated platform, no network)"
+            )
+            settings = resolve(self.embedded.base_url, self.embedded.admin_token)
         if auth is None and settings.token:
             auth = BasicTokenAuth(settings.token)
         if settings.base_url is not None:

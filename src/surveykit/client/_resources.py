@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from functools import cached_property
-from typing import TYPE_CHECKING, Generic
+from typing import TYPE_CHECKING, Any, Generic, Self
 
 from surveykit.client._base import BaseClient, M
 from surveykit.client.resources import Data, Keywords, Messages, Surveys, TinyUrl, Webhooks
@@ -15,8 +15,29 @@ if TYPE_CHECKING:
 class ResourceGroups(BaseClient, Generic[M]):
     """Lazily built resource objects: ``client.messages``, ``client.surveys``, ..."""
 
-    embedded: Sandbox | None = None
-    """The in-process sandbox this client talks to, or None for a server."""
+    @staticmethod
+    def _in_process(app: Any) -> Any:
+        """The httpx transport that runs an ASGI app in-process for this kind of client."""
+        raise NotImplementedError
+
+    @classmethod
+    def sandbox(cls, sandbox: Sandbox | None = None, **options: Any) -> Self:
+        """A client of an in-process sandbox (a new one unless given): no network, no account.
+
+        ``client.embedded`` is the :class:`~surveykit.sandbox.Sandbox`, for its control
+        methods (journal, clock, simulated replies, faults).
+        """
+        from surveykit.sandbox import Sandbox
+
+        sandbox = sandbox or Sandbox()
+        client = cls(  # type: ignore[call-arg]
+            sandbox.base_url,
+            sandbox.admin_token,
+            transport=cls._in_process(sandbox.app),
+            **options,
+        )
+        client.embedded = sandbox
+        return client
 
     @cached_property
     def data(self) -> Data[M]:

@@ -6,18 +6,14 @@ import logging
 import time
 from collections.abc import Mapping
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Self, TypeVar
+from typing import Any, Self, TypeVar
 
 import httpx
 
 from surveykit.client._base import APIRequest, Sleep, Sync, logger
-from surveykit.client._config import resolve
 from surveykit.client._resources import ResourceGroups
 from surveykit.client._retry import RetryPolicy
 from surveykit.client._transports import ASGIPortalTransport
-
-if TYPE_CHECKING:
-    from surveykit.sandbox import Sandbox
 
 T = TypeVar("T")
 
@@ -58,47 +54,24 @@ class Client(ResourceGroups[Sync]):
         headers: Mapping[str, str] | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
-        settings = resolve(base_url, token)
-        if settings.base_url is None and transport is None:
-            from surveykit.sandbox import Sandbox
-
-            sandbox = Sandbox()
-            logger.warning(
-                "surveykit: no SURVEYKIT_BASE_URL configured; using the embedded sandbox "
-                "(simulated platform, no network)"
-            )
-            settings = resolve(sandbox.base_url, sandbox.admin_token)
-            transport = ASGIPortalTransport(sandbox.app)
-            self.embedded = sandbox
         super().__init__(
-            settings,
+            base_url,
+            token,
             auth=auth,
             timeout=timeout,
             max_retries=max_retries,
             retry=retry,
             allow_insecure_http=allow_insecure_http,
             headers=headers,
+            has_transport=transport is not None,
         )
+        if transport is None and self.embedded is not None:
+            transport = self._in_process(self.embedded.app)
         self._http = httpx.Client(transport=transport, **self._client_options())
 
-    @classmethod
-    def sandbox(cls, sandbox: Sandbox | None = None, **options: Any) -> Self:
-        """A client of an in-process sandbox (a new one unless given): no network, no account.
-
-        ``client.embedded`` is the :class:`~surveykit.sandbox.Sandbox`, for its control
-        methods (journal, clock, simulated replies, faults).
-        """
-        from surveykit.sandbox import Sandbox
-
-        sandbox = sandbox or Sandbox()
-        client = cls(
-            sandbox.base_url,
-            sandbox.admin_token,
-            transport=ASGIPortalTransport(sandbox.app),
-            **options,
-        )
-        client.embedded = sandbox
-        return client
+    @staticmethod
+    def _in_process(app: Any) -> httpx.BaseTransport:
+        return ASGIPortalTransport(app)
 
     def _execute(self, spec: APIRequest[T]) -> T:
         flow = self._flow(self._http, spec)
