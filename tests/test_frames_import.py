@@ -120,3 +120,27 @@ def test_missing_results_are_unknown_not_lost() -> None:
     )
     assert result["status"].tolist() == ["Success", "unknown", "rejected"]
     assert result.iloc[1]["reason"] == "the platform returned no result for this record"
+
+
+def test_imported_respondents_appear_in_later_results() -> None:
+    sandbox = sk.Sandbox(seed=9)
+    client = sk.Client.sandbox(sandbox)
+    before = client.surveys.results("CSAT-SMS-2026")
+    df = pd.DataFrame(
+        {
+            "First Name": ["Ingrid", "Tomás", "Bad"],
+            "Surname": ["Solberg", "Ruiz", "Row"],
+            "Mobile": ["07911 123901", "+44 7911 123902", "12"],
+            "Store": ["Leeds Briggate", "Paris Marais", "Leeds Briggate"],
+        }
+    )
+    outcome = import_frame(
+        client, "CSAT-SMS-2026", df, default_region="GB", mapping={"Store": "store"}, progress=False
+    )
+    assert outcome["status"].tolist() == ["Success", "Success", "rejected"]
+    after = client.surveys.results("CSAT-SMS-2026")
+    assert len(after) == len(before) + 2
+    new = after[~after["respondentId"].isin(before["respondentId"])]
+    assert sorted(new["mobileNumber"]) == ["447911123901", "447911123902"]
+    assert sorted(new["firstName"]) == ["Ingrid", "Tomás"]
+    assert new["completed"].isna().all()
