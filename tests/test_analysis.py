@@ -173,3 +173,20 @@ def test_funnel_per_survey_uses_each_surveys_questions() -> None:
 )
 def test_is_nps_scale(answers: list[object], expected: bool) -> None:
     assert analysis.is_nps_scale(pd.Series(answers)) is expected
+
+
+def test_free_text_on_a_small_survey_is_text() -> None:
+    df = pd.DataFrame(
+        {
+            "Q3": [
+                "Quick and friendly, thanks",
+                "Too slow at the till",
+                "Great; will return soon",
+                "Parking was hard; staff fine",
+                "Nothing to add",
+            ],
+            "Q4": ["Yes", "No", "Yes", "Yes", "No"],
+            "Q5": ["App;Web", "Web", "App", "Phone;App", "Web"],
+        }
+    )
+    assert analysis.question_kinds(df) == {"Q3": "text", "Q4": "single", "Q5": "multi"}

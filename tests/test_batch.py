@@ -472,3 +472,43 @@ def test_result_reprs() -> None:
     result = send_batch(client_for(FakePlatform(), "sync"), people().iloc[:2], **SEND)
     assert repr(result) == "BatchResult(rows=2, sent=2, sent_now=2)"
     assert "<table>" in result._repr_html_()
+
+
+def test_resume_with_windows_and_nested_options(tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    options = {
+        **SEND,
+        "windows": ["Mon-Fri 09:00-18:00", {"from": "10:00", "to": "12:00", "days": "6"}],
+    }
+    platform = FakePlatform()
+    send_batch(client_for(platform, "sync"), people().iloc[:2], **options, journal=journal)
+    again = send_batch(client_for(platform, "sync"), people().iloc[:2], **options, journal=journal)
+    assert again.sent_now == 0
+    assert len(platform.accepted) == 2
+
+
+def test_preview_on_a_sandbox_uses_the_sandbox_clock() -> None:
+    sandbox = sk.Sandbox(seed=1, sample_data=False)  # its clock starts on Monday 2026-03-02 09:00
+    preview = preview_batch(
+        sk.Client.sandbox(sandbox),
+        people().iloc[:1],
+        message="Hi",
+        source="447700900999",
+        windows="Tue 10:00-11:00",
+    )
+    assert preview.totals["first_send"] == pd.Timestamp("2026-03-03 10:00", tz="UTC")
+
+
+def test_platform_refusals_are_rejected_not_failed(tmp_path: Path) -> None:
+    platform = FakePlatform()
+    platform.fail("447700900001", (400, {"title": "Bad Request", "detail": "unable to route"}))
+    platform.fail("447700900002", (503, {"title": "Service Unavailable"}))
+    journal = tmp_path / "j.sqlite"
+    client = client_for(platform, "sync")
+    first = send_batch(client, people().iloc[:2], **SEND, journal=journal)
+    assert first.frame["outcome"].astype(str).tolist() == ["rejected", "failed"]
+    assert "unable to route" in first.frame.loc["r1", "error"]
+    again = send_batch(client, people().iloc[:2], **SEND, journal=journal, only="failed")
+    resent = [body["destination"] for _, _, body in platform.requests[2:]]
+    assert resent == ["447700900002"]
+    assert again.frame["outcome"].astype(str).tolist() == ["rejected", "sent"]

@@ -118,7 +118,7 @@ def test_sandbox_rules_become_row_outcomes() -> None:
         "blocked",
         "blocked",
         "failed",
-        "failed",
+        "rejected",
         "invalid",
     ]
     assert "same" in result.frame.loc[4, "error"].lower()

@@ -276,3 +276,9 @@ def test_results_parse_error_names_where() -> None:
     err = sk.ResultsParseError("unterminated quote", format="CSV", line=3, record=2, offset=57)
     assert str(err) == "unterminated quote (format CSV, line 3, record 2, byte offset 57)"
     assert (err.format, err.line, err.record, err.offset) == ("CSV", 3, 2, 57)
+
+
+def test_conflict() -> None:
+    response = httpx.Response(409, json={"title": "Conflict", "detail": "keyword JOIN exists"})
+    with pytest.raises(sk.ConflictError, match="keyword JOIN exists"):
+        client_answering(response).keywords.create("JOIN")

@@ -13,6 +13,7 @@ from surveykit.errors import (
     BadRequestError,
     ColumnMappingError,
     ConfigurationError,
+    ConflictError,
     NotFoundError,
     OutcomeUnknownError,
     PermissionDeniedError,
@@ -37,6 +38,19 @@ from surveykit.sandbox import Sandbox
 
 __version__ = "0.1.0"
 
+_LAZY = ("plots", "widgets")  # matplotlib and ipywidgets are imported on first use
+
+
+def __getattr__(name: str) -> object:
+    if name in _LAZY:
+        import importlib
+
+        module = importlib.import_module(f"surveykit.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'surveykit' has no attribute {name!r}")
+
+
 __all__ = [
     "APIConnectionError",
     "APIStatusError",
@@ -49,6 +63,7 @@ __all__ = [
     "Client",
     "ColumnMappingError",
     "ConfigurationError",
+    "ConflictError",
     "ImportPlan",
     "ImportStoppedError",
     "Listener",
@@ -77,11 +92,13 @@ __all__ = [
     "models",
     "normalize_phone_number",
     "normalize_phone_numbers",
+    "plots",
     "preview_batch",
     "read_results",
     "results_to_parquet",
     "send_batch",
     "sync_results",
     "tidy_results",
+    "widgets",
     "write_results",
 ]

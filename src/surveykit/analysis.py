@@ -58,7 +58,7 @@ def _answers(series: pd.Series) -> pd.Series:
     return values.astype("string") if not pd.api.types.is_string_dtype(values) else values
 
 
-def _kind(series: pd.Series, *, max_choices: int = 12) -> QuestionKind:
+def _kind(series: pd.Series, *, max_choices: int = 12, max_option: int = 40) -> QuestionKind:
     values = series.dropna()
     if values.empty:
         return "text"
@@ -67,8 +67,17 @@ def _kind(series: pd.Series, *, max_choices: int = 12) -> QuestionKind:
         return "rating"
     text = _answers(series)
     if text.str.contains(MULTI_SEPARATOR, regex=False).mean() > 0.2:
-        return "multi"
-    if text.nunique() <= max_choices:
+        options = text.str.split(MULTI_SEPARATOR).explode().str.strip()
+        options = options[options != ""]
+        # Options are short labels that recur; sentences that happen to hold a ";" are not.
+        if len(options) and options.str.len().max() <= max_option and options.duplicated().any():
+            return "multi"
+    distinct = text.nunique()
+    if (
+        distinct <= max_choices
+        and distinct <= max(2, len(text) // 2)
+        and text.str.len().max() <= max_option
+    ):
         return "single"
     return "text"
 
@@ -79,7 +88,9 @@ def question_kinds(
     """Infer each question's kind from its answers.
 
     ``rating``: whole numbers from 0 to 10; ``multi``: more than a fifth of the answers list
-    several options joined by ``;``; ``single``: at most 12 distinct answers; else ``text``.
+    several options joined by ``;``, and the options are short labels that recur;
+    ``single``: at most 12 distinct short answers, each given twice on average; else
+    ``text``. Small samples can fool any rule: pass ``kind=`` where you know better.
     """
     return {q: _kind(df[q]) for q in question_columns(df, respondent_columns=respondent_columns)}
 

@@ -14,6 +14,7 @@ Everything derives from :class:`SurveykitError`::
     │   ├── AuthenticationError         401
     │   ├── PermissionDeniedError       403
     │   ├── NotFoundError               404
+    │   ├── ConflictError               409 (a keyword that exists, a slashtag in use)
     │   ├── RateLimitError              429
     │   ├── ServerError                 5xx
     │   └── UnexpectedResponseError     a success status with a body that cannot be read
@@ -40,6 +41,7 @@ __all__ = [
     "BadRequestError",
     "ColumnMappingError",
     "ConfigurationError",
+    "ConflictError",
     "NotFoundError",
     "OutcomeUnknownError",
     "PermissionDeniedError",
@@ -159,6 +161,10 @@ class PermissionDeniedError(APIStatusError):
 
 class NotFoundError(APIStatusError):
     """404: for example an import reference the platform does not know."""
+
+
+class ConflictError(APIStatusError):
+    """409: the request conflicts with what exists (a duplicate keyword or slashtag)."""
 
 
 class RateLimitError(APIStatusError):

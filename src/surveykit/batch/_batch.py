@@ -132,6 +132,13 @@ class BatchPreview:
         return f"<div><b>Batch preview</b><ul>{items}</ul>{self.frame.head(10).to_html()}</div>"
 
 
+def platform_now(client: Any) -> datetime | None:
+    """The platform's time when it is known: an embedded sandbox's clock, else None (now)."""
+    embedded = getattr(client, "embedded", None)
+    now: datetime | None = embedded.now() if embedded is not None else None
+    return now
+
+
 def _progress(total: int, enabled: bool) -> Any:
     if not enabled:
         return None
@@ -156,6 +163,7 @@ class _Batch:
         rate: float | None,
         concurrency: int,
         progress: bool,
+        start: datetime | None = None,
     ) -> None:
         if only not in (None, "failed"):
             raise ValueError(f"only: expected None or 'failed', got {only!r}")
@@ -177,6 +185,7 @@ class _Batch:
             key: row.link for key, row in self.known.items() if row.link is not None
         }
         self.rows: dict[str, dict[str, Any]] = {}
+        self.start = start
         self.sent_now = 0
         self.bar: Any = None
         self.counts: Counter[str] = Counter()
@@ -228,6 +237,7 @@ class _Batch:
                 self.spec,
                 links=self.links,
                 skip=self.skip,
+                start=self.start,
                 rate=self.bucket.rate,
                 keys=row_key,
             )
@@ -474,9 +484,10 @@ def send_batch(
             with the same file to resume without sending anything twice.
         progress: show a progress bar with counts per outcome.
 
-    Outcomes: sent, tested (``test=True``), blocked, landline, invalid, rejected (refused
-    before sending: a missing template value, a rule of the reference), failed (definitely
-    not sent), unknown (may or may not have been sent), skipped.
+    Outcomes: sent, tested (``test=True``), blocked, landline, invalid, rejected (refused by
+    a rule, before sending or by the platform with a 400: a missing template value, a
+    branded source with replies, no email route), failed (definitely not sent, worth
+    retrying with ``only="failed"``), unknown (may or may not have been sent), skipped.
     """
     spec = make_spec(
         df,
@@ -511,6 +522,7 @@ def send_batch(
         rate=rate,
         concurrency=concurrency,
         progress=progress,
+        start=platform_now(client),
     )
     from surveykit.client import AsyncClient
 
@@ -581,7 +593,7 @@ def preview_batch(
         spec,
         links=placeholder if links else None,
         skip=skip_mask(df, skip, lookups),
-        start=start,
+        start=start or platform_now(client),
         rate=rate,
         keys=row_key,
     ):

@@ -76,6 +76,11 @@ def row_key(label: Any) -> str:
         return repr(label)
 
 
+def _canonical(value: Any) -> str:
+    # Stored and fresh values must compare equal whatever the key order of nested dicts.
+    return json.dumps(value, sort_keys=True, default=str)
+
+
 def _now() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
@@ -93,7 +98,7 @@ class Journal:
 
     def check_fingerprint(self, fingerprint: dict[str, Any]) -> None:
         """Bind the journal to one batch; refuse a journal written by a different one."""
-        text = json.dumps(fingerprint, sort_keys=True, default=str)
+        text = _canonical(fingerprint)
         with self._lock:
             row = self._db.execute("SELECT value FROM meta WHERE key='fingerprint'").fetchone()
             if row is None:
@@ -103,8 +108,7 @@ class Journal:
         differs = sorted(
             key
             for key in set(stored) | set(fingerprint)
-            if json.dumps(stored.get(key), default=str)
-            != json.dumps(fingerprint.get(key), default=str)
+            if _canonical(stored.get(key)) != _canonical(fingerprint.get(key))
         )
         if differs:
             raise JournalMismatchError(

@@ -39,7 +39,9 @@ OUTCOMES = (
 """Every row of a batch ends with exactly one of these outcomes."""
 
 DEFINITE_FAILURES = frozenset({"failed"})
-"""Outcomes that ``only="failed"`` sends again: the platform provably did not send them."""
+"""Outcomes that ``only="failed"`` sends again: the platform provably did not send them and
+did not refuse them by its rules (a 502/503, a connection that never opened, an account
+problem such as 401/403, a send the platform tried and failed)."""
 
 LINK_FIELD = "link"
 _SKIP_REASONS = {"landline", "unreachable", "voip", "mobile", "unknown"}

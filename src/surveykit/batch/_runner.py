@@ -86,10 +86,12 @@ def classify(result: Any, *, test: bool) -> tuple[str, dict[str, Any]]:
     if isinstance(result, OutcomeUnknownError):
         return "unknown", error
     if isinstance(result, BadRequestError):
+        # The platform refused the request by its rules (validation, no email route, bad
+        # MetaData): sending it again unchanged would be refused again, so not "failed".
         text = str(result).lower()
         if "destination" in text and "invalid" in text:
             return "invalid", error
-        return "failed", error
+        return "rejected", error
     if isinstance(result, APIStatusError):
         # 502 and 503 come from a proxy or an overloaded platform before the send is taken;
         # a 500 or 504 may come after the platform acted on it.

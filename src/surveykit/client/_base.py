@@ -8,6 +8,7 @@ clients only drive that generator with their own I/O. No endpoint is written twi
 
 from __future__ import annotations
 
+import inspect
 import json
 import logging
 import time
@@ -35,6 +36,7 @@ from surveykit.errors import (
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
+    ConflictError,
     NotFoundError,
     OutcomeUnknownError,
     PermissionDeniedError,
@@ -140,6 +142,12 @@ class endpoint(Generic[P, T]):
         self._build = build
         self.__doc__ = build.__doc__
         self.__name__ = build.__name__
+        # What help() and Jupyter's Shift-Tab show: the parameters, without ``self``.
+        signature = inspect.signature(build)
+        self._signature = signature.replace(
+            parameters=list(signature.parameters.values())[1:],
+            return_annotation=inspect.Signature.empty,
+        )
 
     @overload
     def __get__(self, obj: None, owner: Any) -> endpoint[P, T]: ...
@@ -158,6 +166,8 @@ class endpoint(Generic[P, T]):
 
         call.__doc__ = build.__doc__
         call.__name__ = build.__name__
+        call.__qualname__ = f"{type(obj).__name__}.{build.__name__}"
+        call.__signature__ = self._signature  # type: ignore[attr-defined]
         return call
 
     def build(self, resource: Resource[Any], *args: Any, **kwargs: Any) -> APIRequest[T]:
@@ -255,6 +265,7 @@ _STATUS_ERRORS: dict[int, type[APIStatusError]] = {
     401: AuthenticationError,
     403: PermissionDeniedError,
     404: NotFoundError,
+    409: ConflictError,
 }
 
 
