@@ -341,3 +341,13 @@ def test_webhook_url_from_key_or_payload() -> None:
     assert Webhook(key="hook-1", payload="{}").url is None
     with pytest.raises(ValidationError):
         Webhook.model_validate({"timeout": "30 s"})
+
+
+def test_responses_render_as_html_tables_without_secrets() -> None:
+    sent = SendResponse.model_validate({"MessageID": "MS1", "Status": "Sent", "Cost": "<1p>"})
+    page = sent._repr_html_()
+    assert "<caption>SendResponse</caption>" in page
+    assert "<th style='text-align:left'>status</th><td style='text-align:left'>Sent</td>" in page
+    assert "&lt;1p&gt;" in page
+    hook = Webhook(name="n", secret="s3cret")._repr_html_()
+    assert "s3cret" not in hook and "secret" not in hook

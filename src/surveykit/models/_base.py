@@ -11,6 +11,7 @@ Two kinds of model:
 
 from __future__ import annotations
 
+import html
 import re
 from datetime import UTC, datetime
 from enum import Enum
@@ -141,3 +142,23 @@ class ResponseModel(BaseModel):
     def extra_fields(self) -> dict[str, Any]:
         """Fields the server sent that this model does not know, as sent."""
         return dict(self.__pydantic_extra__ or {})
+
+    def _repr_html_(self) -> str:
+        """A two-column table for notebooks (fields marked ``repr=False`` stay hidden)."""
+        rows = [
+            (name, getattr(self, name))
+            for name, field in type(self).model_fields.items()
+            if field.repr
+        ] + sorted(self.extra_fields.items())
+        cells = "".join(
+            f"<tr><th style='text-align:left'>{html.escape(str(name))}</th>"
+            f"<td style='text-align:left'>{html.escape(_shown(value))}</td></tr>"
+            for name, value in rows
+        )
+        return f"<table><caption>{type(self).__name__}</caption>{cells}</table>"
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, Enum):
+        return str(value.value)
+    return "" if value is None else str(value)
