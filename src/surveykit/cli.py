@@ -20,8 +20,9 @@ app = typer.Typer(
     add_completion=False,
 )
 
-sandbox_app = typer.Typer(help="The embedded sandbox: a simulated platform, no account needed.",
-                          no_args_is_help=True)
+sandbox_app = typer.Typer(
+    help="The embedded sandbox: a simulated platform, no account needed.", no_args_is_help=True
+)
 app.add_typer(sandbox_app, name="sandbox")
 
 DEFAULT_PORT = 8765
@@ -42,11 +43,22 @@ def sandbox_serve(
         bool, typer.Option("--no-sample-data", help="Start without the sample surveys.")
     ] = False,
     log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "warning",
+    callback_url: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Account callback URL events are delivered to; repeat the option "
+            "for fallback URLs, tried in order."
+        ),
+    ] = None,
+    callback_method: Annotated[
+        str, typer.Option(help="POST (JSON body) or GET (query string).")
+    ] = "POST",
 ) -> None:
     """Serve the sandbox over HTTP (uvicorn) until interrupted.
 
     Prints two lines and flushes: ``base_url=<URL>`` and ``token=<admin token>``
     (``restricted_token=<token>`` follows, for the account without email roles).
+    With ``--callback-url`` the account callback is set, so events are delivered there.
     """
     import uvicorn
 
@@ -61,9 +73,18 @@ def sandbox_serve(
         raise typer.Exit(code=1) from None
     base_url = url_of(sock, host)
     sandbox = Sandbox(seed=seed, db=db, sample_data=not no_sample_data, base_url=base_url)
+    if callback_url:
+        try:
+            sandbox.set_account_callback(callback_url, method=callback_method.upper())
+        except ValueError as exc:
+            sock.close()
+            sandbox.close()
+            typer.echo(f"surveykit: --callback-url/--callback-method: {exc}", err=True)
+            raise typer.Exit(code=2) from None
     if host not in ("127.0.0.1", "::1", "localhost"):
-        typer.echo(f"surveykit: warning: serving on {host}, reachable from other machines",
-                   err=True)
+        typer.echo(
+            f"surveykit: warning: serving on {host}, reachable from other machines", err=True
+        )
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"

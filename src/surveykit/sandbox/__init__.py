@@ -7,7 +7,13 @@
 See ``docs/sandbox.md`` for the rules it applies, its magic numbers and its control API.
 """
 
-from surveykit.sandbox._records import Event, JournalEntry, MessageRecord, ShortLink
+from surveykit.sandbox._records import (
+    CallbackTarget,
+    Event,
+    JournalEntry,
+    MessageRecord,
+    ShortLink,
+)
 from surveykit.sandbox._rules import MAGIC_NUMBERS, NumberInfo
 from surveykit.sandbox._sandbox import IN_PROCESS_URL, Sandbox
 from surveykit.sandbox._state import DEFAULT_START, Fault
@@ -16,6 +22,7 @@ __all__ = [
     "DEFAULT_START",
     "IN_PROCESS_URL",
     "MAGIC_NUMBERS",
+    "CallbackTarget",
     "Event",
     "Fault",
     "JournalEntry",

@@ -9,7 +9,7 @@ Nothing is started at import or on lifespan events (``httpx.ASGITransport`` send
 from __future__ import annotations
 
 import json
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 import anyio
 import httpx
@@ -23,6 +23,9 @@ from starlette.types import Message, Receive, Scope, Send
 from surveykit.sandbox import _control, _openapi, _routes
 from surveykit.sandbox._errors import problem_body
 from surveykit.sandbox._state import Fault, SandboxState
+
+if TYPE_CHECKING:
+    from surveykit.sandbox._delivery import CallbackDelivery
 
 JOURNAL_BODY_LIMIT: Final = 64 * 1024
 """Request bodies longer than this are journaled cut, as text."""
@@ -42,8 +45,7 @@ def _journal_body(raw: bytes) -> Any:
 async def _problem(request: Request, exc: Exception) -> Response:
     status = exc.status_code if isinstance(exc, HTTPException) else 500
     detail = exc.detail if isinstance(exc, HTTPException) else None
-    return JSONResponse(problem_body(status, detail, instance=request.url.path),
-                        status_code=status)
+    return JSONResponse(problem_body(status, detail, instance=request.url.path), status_code=status)
 
 
 async def _openapi_route(request: Request) -> Response:
@@ -89,6 +91,8 @@ class SandboxApp(Starlette):
             exception_handlers={HTTPException: _problem},
         )
         self.sandbox_state = state
+        self.sandbox_delivery: CallbackDelivery | None = None
+        """The callback delivery worker (set by :class:`~surveykit.sandbox.Sandbox`)."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Journal, faults and authentication, then the routes."""
@@ -101,17 +105,21 @@ class SandboxApp(Starlette):
         state = self.sandbox_state
         raw = await _read_all(receive)
         replay = _replay(raw, receive)
-        headers = {k.decode("latin-1").lower(): v.decode("latin-1")
-                   for k, v in scope.get("headers", [])}
+        headers = {
+            k.decode("latin-1").lower(): v.decode("latin-1") for k, v in scope.get("headers", [])
+        }
         user = state.user_for(headers.get("authorization"))
         if control:
             await self._guarded(scope, replay, send, user, control=True)
             return
         with state.transaction():
             entry = state.record(
-                "request", method=scope["method"], path=path,
+                "request",
+                method=scope["method"],
+                path=path,
                 query=scope.get("query_string", b"").decode("latin-1") or None,
-                user=user.name if user else None, body=_journal_body(raw),
+                user=user.name if user else None,
+                body=_journal_body(raw),
             )
         fault = state.pick_fault(scope["method"], path) if api else None
         if fault is not None and fault.latency > 0:
@@ -146,19 +154,24 @@ class SandboxApp(Starlette):
         if dropping:
             await _drop(send, "after")
 
-    async def _guarded(self, scope: Scope, receive: Receive, send: Send, user: Any,
-                       *, control: bool) -> None:
+    async def _guarded(
+        self, scope: Scope, receive: Receive, send: Send, user: Any, *, control: bool
+    ) -> None:
         if user is None:
             response: Response = JSONResponse(
-                problem_body(401, "Send Authorization: Basic <access token>.",
-                             instance=scope["path"]),
-                status_code=401, headers={"WWW-Authenticate": 'Basic realm="v3.2"'},
+                problem_body(
+                    401, "Send Authorization: Basic <access token>.", instance=scope["path"]
+                ),
+                status_code=401,
+                headers={"WWW-Authenticate": 'Basic realm="v3.2"'},
             )
             await response(scope, receive, send)
             return
         if control and user.name != "admin":
-            response = JSONResponse(problem_body(403, "The control API needs the admin token.",
-                                                 instance=scope["path"]), status_code=403)
+            response = JSONResponse(
+                problem_body(403, "The control API needs the admin token.", instance=scope["path"]),
+                status_code=403,
+            )
             await response(scope, receive, send)
             return
         scope["sandbox.user"] = user
@@ -169,10 +182,10 @@ def _fault_response(fault: Fault, path: str) -> Response:
     status = fault.status or 500
     headers = {}
     if status in (429, 503):
-        headers["Retry-After"] = str(int(fault.retry_after if fault.retry_after is not None
-                                         else 1))
-    body = problem_body(status, f"sandbox fault #{fault.id} injected on {fault.route}",
-                        instance=path)
+        headers["Retry-After"] = str(int(fault.retry_after if fault.retry_after is not None else 1))
+    body = problem_body(
+        status, f"sandbox fault #{fault.id} injected on {fault.route}", instance=path
+    )
     return JSONResponse(body, status_code=status, headers=headers)
 
 

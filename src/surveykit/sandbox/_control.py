@@ -10,7 +10,12 @@
                                           "latency", "drop", "times", "retryAfter"}``), clear
 ``POST /_sandbox/simulate/reply``         ``{"from": "447700900123", "text": "STOP", "to": null}``
 ``POST /_sandbox/simulate/answers``       ``{"surveyReference", "respondent", "answers"}``
-``POST /_sandbox/simulate/click``         ``{"url": "http://127.0.0.1:8765/Ab3dE9x"}``
+``POST /_sandbox/simulate/click``         ``{"url": "http://127.0.0.1:8765/Ab3dE9x", "by": null}``
+``POST /_sandbox/simulate/status``        ``{"messageId": "MS…", "status": "Read"}`` (carrier)
+``GET/POST/DELETE /_sandbox/callback``    the account callback: show, set (``{"Url", "Method",
+                                          "Retries", "Timeout", "TotalTimeout", "Action"}``),
+                                          remove
+``POST /_sandbox/deliveries/wait``        ``{"timeout": 30}``: until queued callbacks are done
 ``GET/POST/DELETE /_sandbox/stoplist``    list, add ``{"address"}``, remove ``?address=``
 ``GET  /_sandbox/tokens``                 the admin and restricted tokens
 ========================================  ==============================================
@@ -24,13 +29,15 @@ from datetime import datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio.to_thread
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from surveykit.models import CallbackSettings
 from surveykit.sandbox._errors import problem_body
 from surveykit.sandbox._records import iso
-from surveykit.sandbox._state import SandboxState
+from surveykit.sandbox._state import SandboxState, callback_target
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -67,13 +74,16 @@ def control(handler: Handler) -> Handler:
     return wrapped
 
 
-def journal_entries(state: SandboxState, kind: str | None = None, path: str | None = None,
-                    after: int = 0) -> list[dict[str, Any]]:
+def journal_entries(
+    state: SandboxState, kind: str | None = None, path: str | None = None, after: int = 0
+) -> list[dict[str, Any]]:
     """Journal entries as JSON, filtered by kind, path (exact) and sequence number."""
     with state.lock:
         return [
-            entry.to_json() for entry in state.journal
-            if entry.seq > after and (kind is None or entry.kind == kind)
+            entry.to_json()
+            for entry in state.journal
+            if entry.seq > after
+            and (kind is None or entry.kind == kind)
             and (path is None or entry.path == path)
         ]
 
@@ -89,8 +99,9 @@ async def reset(request: Request) -> Response:
 async def journal(request: Request) -> Response:
     """GET /_sandbox/journal."""
     q = request.query_params
-    return JSONResponse(journal_entries(_state(request), q.get("kind"), q.get("path"),
-                                        int(q.get("after", "0"))))
+    return JSONResponse(
+        journal_entries(_state(request), q.get("kind"), q.get("path"), int(q.get("after", "0")))
+    )
 
 
 @control
@@ -100,8 +111,11 @@ async def events(request: Request) -> Response:
     after, kind = int(q.get("after", "0")), q.get("type")
     state = _state(request)
     with state.lock:
-        out = [{"seq": e.seq, "callbackUrls": e.callback_urls, **e.payload()}
-               for e in state.events if e.seq > after and (kind is None or e.type == kind)]
+        out = [
+            {"seq": e.seq, "callbackUrls": e.callback_urls, "delivered": e.delivered, **e.payload()}
+            for e in state.events
+            if e.seq > after and (kind is None or e.type == kind)
+        ]
     return JSONResponse(out)
 
 
@@ -133,9 +147,16 @@ async def faults(request: Request) -> Response:
         return JSONResponse([])
     if request.method == "POST":
         body = await _json(request)
-        names = {"route": "route", "method": "method", "status": "status", "rate": "rate",
-                 "latency": "latency", "drop": "drop", "times": "times",
-                 "retryAfter": "retry_after"}
+        names = {
+            "route": "route",
+            "method": "method",
+            "status": "status",
+            "rate": "rate",
+            "latency": "latency",
+            "drop": "drop",
+            "times": "times",
+            "retryAfter": "retry_after",
+        }
         unknown = set(body) - set(names)
         if unknown:
             raise ValueError(f"unknown fault settings: {sorted(unknown)}")
@@ -157,8 +178,9 @@ async def simulate_reply(request: Request) -> Response:
 async def simulate_answers(request: Request) -> Response:
     """POST /_sandbox/simulate/answers."""
     body = await _json(request)
-    respondent = _state(request).answers(str(body["surveyReference"]), body.get("respondent"),
-                                         body.get("answers"))
+    respondent = _state(request).answers(
+        str(body["surveyReference"]), body.get("respondent"), body.get("answers")
+    )
     return JSONResponse({"respondentId": respondent})
 
 
@@ -172,7 +194,65 @@ async def simulate_click(request: Request) -> Response:
     link = state.find_link(parts.hostname, parts.path.strip("/"))
     if link is None:
         return _bad(f"no short link {url!r}", 404)
-    return JSONResponse({"fullUrl": state.click(link, url), "clicks": link.clicks})
+    by = body.get("by")
+    full_url = state.click(link, url, None if by is None else str(by))
+    return JSONResponse({"fullUrl": full_url, "clicks": link.clicks})
+
+
+@control
+async def simulate_status(request: Request) -> Response:
+    """POST /_sandbox/simulate/status: a carrier progress Receipt."""
+    body = await _json(request)
+    event = _state(request).carrier_status(str(body["messageId"]), str(body["status"]))
+    return JSONResponse({"seq": event.seq, **event.payload()})
+
+
+_CALLBACK_NAMES = {
+    "url": "Url",
+    "method": "Method",
+    "retries": "Retries",
+    "timeout": "Timeout",
+    "totaltimeout": "TotalTimeout",
+    "action": "Action",
+    "contenttype": "ContentType",
+}
+
+
+@control
+async def account_callback(request: Request) -> Response:
+    """GET, POST and DELETE /_sandbox/callback: the account-level callback settings."""
+    state = _state(request)
+    if request.method == "DELETE":
+        state.set_account_callback(None)
+    elif request.method == "POST":
+        body = await _json(request)
+        unknown = sorted(k for k in body if k.lower() not in _CALLBACK_NAMES)
+        if unknown:
+            raise ValueError(f"unknown callback settings: {unknown}")
+        settings = CallbackSettings.model_validate(
+            {_CALLBACK_NAMES[k.lower()]: v for k, v in body.items()}
+        )
+        state.set_account_callback(callback_target(settings))
+    with state.lock:
+        target = state.account_callback
+        return JSONResponse(target.wire() if target else None)
+
+
+@control
+async def wait_deliveries(request: Request) -> Response:
+    """POST /_sandbox/deliveries/wait: block until queued callbacks are delivered."""
+    body = await _json(request)
+    timeout = float(body.get("timeout", 30))
+    delivery = request.app.sandbox_delivery
+    if delivery is None:
+        return JSONResponse({"pending": 0})
+    # In a worker thread: the event loop keeps serving (a receiver may call us back).
+    done = await anyio.to_thread.run_sync(delivery.wait, timeout)
+    if not done:
+        return _bad(
+            f"{delivery.pending} callback deliveries still pending after {timeout:g} s", 504
+        )
+    return JSONResponse({"pending": 0})
 
 
 @control
@@ -206,6 +286,9 @@ def routes() -> list[BaseRoute]:
         Route("/_sandbox/simulate/reply", simulate_reply, methods=["POST"]),
         Route("/_sandbox/simulate/answers", simulate_answers, methods=["POST"]),
         Route("/_sandbox/simulate/click", simulate_click, methods=["POST"]),
+        Route("/_sandbox/simulate/status", simulate_status, methods=["POST"]),
+        Route("/_sandbox/callback", account_callback, methods=["GET", "POST", "DELETE"]),
+        Route("/_sandbox/deliveries/wait", wait_deliveries, methods=["POST"]),
         Route("/_sandbox/stoplist", stoplist, methods=["GET", "POST", "DELETE"]),
         Route("/_sandbox/tokens", tokens, methods=["GET"]),
     ]

@@ -64,14 +64,22 @@ def survey_from(data: dict[str, Any]) -> Survey:
         channel=data["channel"],
         source=data.get("source", ""),
         questions=[
-            Question(key=q["key"], text=q["text"], kind=q.get("kind", "text"),
-                     choices=list(q.get("choices", [])))
+            Question(
+                key=q["key"],
+                text=q["text"],
+                kind=q.get("kind", "text"),
+                choices=list(q.get("choices", [])),
+            )
             for q in data["questions"]
         ],
         import_fields=[
-            ImportField(name=f["name"], kind=f.get("kind", "text"),
-                        required=bool(f.get("required", False)), max_length=f.get("maxLength"),
-                        choices=list(f.get("choices", [])))
+            ImportField(
+                name=f["name"],
+                kind=f.get("kind", "text"),
+                required=bool(f.get("required", False)),
+                max_length=f.get("maxLength"),
+                choices=list(f.get("choices", [])),
+            )
             for f in data["importDefinition"]["fields"]
         ],
     )
@@ -122,19 +130,29 @@ def load_sample_data() -> SampleData:
         created = parse_iso(item["created"])
         assert created is not None
         data.keywords.append(
-            KeywordRecord(keyword=item["keyword"], type=item.get("type"),
-                          response=item.get("response"),
-                          finish_date=parse_iso(item.get("finishDate")),
-                          created=created, updated=created)
+            KeywordRecord(
+                keyword=item["keyword"],
+                type=item.get("type"),
+                response=item.get("response"),
+                finish_date=parse_iso(item.get("finishDate")),
+                created=created,
+                updated=created,
+            )
         )
     for item in _read("webhooks.json"):
         data.webhooks.append(
             WebhookRecord(
-                name=item["name"], key=item["key"], secret=item["secret"],
-                payload=item["payload"], content_type=item.get("contentType", "application/json"),
-                is_active=item.get("isActive", True), events=list(item.get("events", ["All"])),
-                method=item.get("method", "POST"), timeout=item.get("timeout", 30000),
-                total_timeout=item.get("totalTimeout", 90000), retries=item.get("retries", 3),
+                name=item["name"],
+                key=item["key"],
+                secret=item["secret"],
+                payload=item["payload"],
+                content_type=item.get("contentType", "application/json"),
+                is_active=item.get("isActive", True),
+                events=list(item.get("events", ["All"])),
+                method=item.get("method", "POST"),
+                timeout=item.get("timeout", 30000),
+                total_timeout=item.get("totalTimeout", 90000),
+                retries=item.get("retries", 3),
                 status=item.get("status", 1),
             )
         )

@@ -99,8 +99,9 @@ class Problem(SandboxHTTPError):
 
 def validation(errors: dict[str, list[str]]) -> Problem:
     """A 400 validation failure, ASP.NET style: messages by field name."""
-    return Problem(400, "See the errors property for details.", title=VALIDATION_TITLE,
-                   errors=errors)
+    return Problem(
+        400, "See the errors property for details.", title=VALIDATION_TITLE, errors=errors
+    )
 
 
 class Rejected(SandboxHTTPError):

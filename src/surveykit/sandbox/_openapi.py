@@ -13,8 +13,13 @@ from typing import Any, Final
 
 JSON_BODY: Final = ("application/json", "text/json", "application/*+json", "text/plain")
 XML_BODY: Final = ("application/xml", "text/xml", "application/*+xml")
-RESPONSE_TYPES: Final = ("text/plain", "application/json", "text/json", "application/xml",
-                         "text/xml")
+RESPONSE_TYPES: Final = (
+    "text/plain",
+    "application/json",
+    "text/json",
+    "application/xml",
+    "text/xml",
+)
 
 _INT_STRING: Final = r"^-?(?:0|[1-9]\d*)$"
 
@@ -43,21 +48,36 @@ def _schemas() -> dict[str, Any]:
             "type": "object",
             "required": ["reference", "list"],
             "properties": {
-                "reference": {"type": "string", "minLength": 1,
-                              "description": "Identifies the survey and import definition."},
-                "list": {"type": "array", "items": {"type": "object",
-                                                    "additionalProperties": True},
-                         "description": "One object per record; the property names allowed "
-                                        "depend on the import definition."},
+                "reference": {
+                    "type": "string",
+                    "minLength": 1,
+                    "description": "Identifies the survey and import definition.",
+                },
+                "list": {
+                    "type": "array",
+                    "items": {"type": "object", "additionalProperties": True},
+                    "description": "One object per record; the property names allowed "
+                    "depend on the import definition.",
+                },
             },
             "xml": {"name": "ImportDataModel"},
         },
         "ImportResponse": {
             "type": "object",
             "properties": {
-                name: string_or_null for name in (
-                    "status", "message", "title", "firstName", "lastName", "mobileNumber",
-                    "emailAddress", "website", "dateOfBirth", "when")
+                name: string_or_null
+                for name in (
+                    "status",
+                    "message",
+                    "title",
+                    "firstName",
+                    "lastName",
+                    "mobileNumber",
+                    "emailAddress",
+                    "website",
+                    "dateOfBirth",
+                    "when",
+                )
             },
         },
         "KeywordModel": {
@@ -108,10 +128,16 @@ def _schemas() -> dict[str, Any]:
                 "When": {"type": "string", "format": "date-time"},
                 "Test": {"type": "boolean"},
                 "Lookup": {"type": "boolean"},
-                "MetaData": {"type": "array", "items": {"type": "object"},
-                             "description": "Objects of one name/value pair each."},
-                "Callback": {"type": "array", "items": {"type": "object"},
-                             "description": "Objects of one callback parameter each."},
+                "MetaData": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "Objects of one name/value pair each.",
+                },
+                "Callback": {
+                    "type": "array",
+                    "items": {"type": "object"},
+                    "description": "Objects of one callback parameter each.",
+                },
             },
         },
         "SendResponse": {
@@ -137,13 +163,17 @@ def _schemas() -> dict[str, Any]:
         "ResultsRequestModel": {
             "type": "object",
             "properties": {
-                "format": {"type": "string",
-                           "description": "CSV, PIPE, XML or JSON (the sandbox adds TAB)."},
+                "format": {
+                    "type": "string",
+                    "description": "CSV, PIPE, XML or JSON (the sandbox adds TAB).",
+                },
                 "header": _nullable("boolean"),
                 "since": _nullable("string", format="date-time"),
                 "sortOrder": _wire_int("int32", "At least this question completed; 1 is all."),
-                "surveyReference": {"type": "string",
-                                    "description": "A survey reference, or * for all."},
+                "surveyReference": {
+                    "type": "string",
+                    "description": "A survey reference, or * for all.",
+                },
             },
             "xml": {"name": "ResultsRequestModel"},
         },
@@ -160,10 +190,16 @@ def _schemas() -> dict[str, Any]:
         "UrlListModel": {
             "type": "object",
             "properties": {
-                "urls": {"type": ["array", "null"], "items": _ref("UrlModel"),
-                         "xml": {"wrapped": True}},
-                "urlList": {"type": ["array", "null"], "items": _ref("UrlModel"),
-                            "xml": {"wrapped": True}},
+                "urls": {
+                    "type": ["array", "null"],
+                    "items": _ref("UrlModel"),
+                    "xml": {"wrapped": True},
+                },
+                "urlList": {
+                    "type": ["array", "null"],
+                    "items": _ref("UrlModel"),
+                    "xml": {"wrapped": True},
+                },
             },
             "xml": {"name": "UrlListModel"},
         },
@@ -211,9 +247,10 @@ def _schemas() -> dict[str, Any]:
             "allOf": [_ref("ProblemDetails")],
             "type": "object",
             "properties": {
-                "errors": {"type": "object",
-                           "additionalProperties": {"type": "array",
-                                                    "items": {"type": "string"}}},
+                "errors": {
+                    "type": "object",
+                    "additionalProperties": {"type": "array", "items": {"type": "string"}},
+                },
             },
         },
     }
@@ -229,20 +266,26 @@ def _body(name: str, xml: bool = False) -> dict[str, Any]:
 
 
 def _problem(description: str, schema: dict[str, Any] | None = None) -> dict[str, Any]:
-    return {"description": description,
-            "content": _content(schema or _ref("ProblemDetails"))}
+    return {"description": description, "content": _content(schema or _ref("ProblemDetails"))}
 
 
 _ERRORS: Final = {
-    "400": _problem("Validation failed or the request could not be processed.",
-                    _ref("ValidationProblemDetails")),
+    "400": _problem(
+        "Validation failed or the request could not be processed.", _ref("ValidationProblemDetails")
+    ),
     "401": _problem("Authentication missing or invalid."),
     "415": _problem("The body's content type is not accepted."),
 }
 
 
-def _op(op_id: str, tag: str, summary: str, responses: dict[str, Any],
-        body: dict[str, Any] | None = None, **extra: Any) -> dict[str, Any]:
+def _op(
+    op_id: str,
+    tag: str,
+    summary: str,
+    responses: dict[str, Any],
+    body: dict[str, Any] | None = None,
+    **extra: Any,
+) -> dict[str, Any]:
     operation: dict[str, Any] = {
         "operationId": op_id,
         "tags": [tag],
@@ -270,72 +313,172 @@ def _paths() -> dict[str, Any]:
         "text/plain": {"schema": {"type": "string"}},
         "text/tab-separated-values": {"schema": {"type": "string"}},
         "application/xml": {"schema": {"type": "string"}},
-        "application/json": {"schema": {"type": "array", "items": {
-            "type": "object", "additionalProperties": {"type": ["string", "null"]}}}},
+        "application/json": {
+            "schema": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
+            }
+        },
     }
     return {
-        "/v3.2/Data/Import": {"post": _op(
-            "Data_Import", "Data", "Import respondent records into a survey",
-            {"200": _ok({"type": "array", "items": _ref("ImportResponse")}),
-             "404": _problem("No survey or import definition has this reference.")},
-            _body("ImportDataModel"))},
-        "/v3.2/Keyword": {
-            "post": _op("Keyword_Create", "Keyword", "Register a keyword",
-                        {"200": _ok(_ref("KeywordModel")),
-                         "409": _problem("The keyword is already registered.")},
-                        _body("KeywordModel")),
-            "patch": _op("Keyword_Update", "Keyword", "Update a keyword",
-                         {"200": _ok(_ref("KeywordModel")), **keyword_404},
-                         _body("KeywordModel")),
-            "delete": _op("Keyword_Delete", "Keyword", "Delete a keyword",
-                          {"200": _ok(_ref("KeywordModel")), **keyword_404},
-                          parameters=[{"name": "keyword", "in": "query", "required": True,
-                                       "schema": {"type": "string"}}]),
-            "get": _op("Keyword_List", "Keyword", "List the account's keywords",
-                       {"200": _ok({"type": "array", "items": _ref("KeywordModel")})}),
+        "/v3.2/Data/Import": {
+            "post": _op(
+                "Data_Import",
+                "Data",
+                "Import respondent records into a survey",
+                {
+                    "200": _ok({"type": "array", "items": _ref("ImportResponse")}),
+                    "404": _problem("No survey or import definition has this reference."),
+                },
+                _body("ImportDataModel"),
+            )
         },
-        "/v3.2/Message": {"post": _op(
-            "Message_Send", "Message", "Send an SMS, WhatsApp, Facebook or template message",
-            {"200": _ok(_ref("SendResponse")),
-             "400": _problem("Invalid, refused (landline, blocked) or a problem sending: a "
-                             "Send response or validation problem details.", send_or_problem)},
-            _body("MessageModel"))},
-        "/v3.2/Message/SendEmail": {"post": _op(
-            "Message_SendEmail", "Message", "Send one email",
-            {"200": _ok(_ref("SendResponse")),
-             "400": {"description": "Validation failed, MetaData problem, stop list, or no "
-                                    "email route.",
-                     "content": {**_content(send_or_problem),
-                                 "text/plain": {"schema": {"anyOf": [
-                                     {"type": "string"}, send_or_problem]}}}},
-             "403": _problem("The account lacks the sa, Admin or Organization role.")},
-            {"required": True, "content": _content(_ref("EmailModel"), ("application/json",))})},
-        "/v3.2/Message/Lookup/{number}": {"get": _op(
-            "Message_Lookup", "Message", "Look up a telephone number",
-            {"200": _ok(_ref("LookupResponse")),
-             "400": _problem("The number is invalid or the lookup failed.", {
-                 "anyOf": [_ref("LookupResponse"), _ref("ValidationProblemDetails")]})},
-            parameters=[{"name": "number", "in": "path", "required": True,
-                         "schema": {"type": "string", "pattern": r"^[1-9]\d{1,14}$"}}])},
-        "/v3.2/Survey/GetResults": {"post": _op(
-            "Survey_GetResults", "Survey", "Survey results in CSV, PIPE, TAB, XML or JSON",
-            {"200": {"description": "The results, streamed, in the requested format.",
-                     "content": results_types},
-             "404": _problem("No survey has this reference.")},
-            _body("ResultsRequestModel", xml=True))},
-        "/v3.2/TinyUrl/Register": {"post": _op(
-            "TinyUrl_Register", "TinyUrl", "Shorten one URL",
-            {"200": _ok(_ref("ShortLink")),
-             "409": _problem("The slashtag already links to another URL.")},
-            _body("UrlModel", xml=True))},
-        "/v3.2/TinyUrl/RegisterList": {"post": _op(
-            "TinyUrl_RegisterList", "TinyUrl", "Shorten several URLs",
-            {"200": _ok({"type": "array", "items": _ref("ShortLink")}),
-             "409": _problem("A slashtag already links to another URL.")},
-            _body("UrlListModel", xml=True))},
-        "/v3.2/Webhook": {"get": _op(
-            "Webhook_List", "Webhook", "List the user's webhooks",
-            {"200": _ok({"type": "array", "items": _ref("WebHookModel")})})},
+        "/v3.2/Keyword": {
+            "post": _op(
+                "Keyword_Create",
+                "Keyword",
+                "Register a keyword",
+                {
+                    "200": _ok(_ref("KeywordModel")),
+                    "409": _problem("The keyword is already registered."),
+                },
+                _body("KeywordModel"),
+            ),
+            "patch": _op(
+                "Keyword_Update",
+                "Keyword",
+                "Update a keyword",
+                {"200": _ok(_ref("KeywordModel")), **keyword_404},
+                _body("KeywordModel"),
+            ),
+            "delete": _op(
+                "Keyword_Delete",
+                "Keyword",
+                "Delete a keyword",
+                {"200": _ok(_ref("KeywordModel")), **keyword_404},
+                parameters=[
+                    {
+                        "name": "keyword",
+                        "in": "query",
+                        "required": True,
+                        "schema": {"type": "string"},
+                    }
+                ],
+            ),
+            "get": _op(
+                "Keyword_List",
+                "Keyword",
+                "List the account's keywords",
+                {"200": _ok({"type": "array", "items": _ref("KeywordModel")})},
+            ),
+        },
+        "/v3.2/Message": {
+            "post": _op(
+                "Message_Send",
+                "Message",
+                "Send an SMS, WhatsApp, Facebook or template message",
+                {
+                    "200": _ok(_ref("SendResponse")),
+                    "400": _problem(
+                        "Invalid, refused (landline, blocked) or a problem sending: a "
+                        "Send response or validation problem details.",
+                        send_or_problem,
+                    ),
+                },
+                _body("MessageModel"),
+            )
+        },
+        "/v3.2/Message/SendEmail": {
+            "post": _op(
+                "Message_SendEmail",
+                "Message",
+                "Send one email",
+                {
+                    "200": _ok(_ref("SendResponse")),
+                    "400": {
+                        "description": "Validation failed, MetaData problem, stop list, or no "
+                        "email route.",
+                        "content": {
+                            **_content(send_or_problem),
+                            "text/plain": {
+                                "schema": {"anyOf": [{"type": "string"}, send_or_problem]}
+                            },
+                        },
+                    },
+                    "403": _problem("The account lacks the sa, Admin or Organization role."),
+                },
+                {"required": True, "content": _content(_ref("EmailModel"), ("application/json",))},
+            )
+        },
+        "/v3.2/Message/Lookup/{number}": {
+            "get": _op(
+                "Message_Lookup",
+                "Message",
+                "Look up a telephone number",
+                {
+                    "200": _ok(_ref("LookupResponse")),
+                    "400": _problem(
+                        "The number is invalid or the lookup failed.",
+                        {"anyOf": [_ref("LookupResponse"), _ref("ValidationProblemDetails")]},
+                    ),
+                },
+                parameters=[
+                    {
+                        "name": "number",
+                        "in": "path",
+                        "required": True,
+                        "schema": {"type": "string", "pattern": r"^[1-9]\d{1,14}$"},
+                    }
+                ],
+            )
+        },
+        "/v3.2/Survey/GetResults": {
+            "post": _op(
+                "Survey_GetResults",
+                "Survey",
+                "Survey results in CSV, PIPE, TAB, XML or JSON",
+                {
+                    "200": {
+                        "description": "The results, streamed, in the requested format.",
+                        "content": results_types,
+                    },
+                    "404": _problem("No survey has this reference."),
+                },
+                _body("ResultsRequestModel", xml=True),
+            )
+        },
+        "/v3.2/TinyUrl/Register": {
+            "post": _op(
+                "TinyUrl_Register",
+                "TinyUrl",
+                "Shorten one URL",
+                {
+                    "200": _ok(_ref("ShortLink")),
+                    "409": _problem("The slashtag already links to another URL."),
+                },
+                _body("UrlModel", xml=True),
+            )
+        },
+        "/v3.2/TinyUrl/RegisterList": {
+            "post": _op(
+                "TinyUrl_RegisterList",
+                "TinyUrl",
+                "Shorten several URLs",
+                {
+                    "200": _ok({"type": "array", "items": _ref("ShortLink")}),
+                    "409": _problem("A slashtag already links to another URL."),
+                },
+                _body("UrlListModel", xml=True),
+            )
+        },
+        "/v3.2/Webhook": {
+            "get": _op(
+                "Webhook_List",
+                "Webhook",
+                "List the user's webhooks",
+                {"200": _ok({"type": "array", "items": _ref("WebHookModel")})},
+            )
+        },
     }
 
 
@@ -347,11 +490,13 @@ def _document() -> dict[str, Any]:
             "title": "Messaging, Survey Data and Short-Link Service (surveykit sandbox)",
             "version": "3.2",
             "description": "The v3.2 routes as the reference describes them; bodies the "
-                           "reference does not show are the sandbox's (docs/sandbox.md).",
+            "reference does not show are the sandbox's (docs/sandbox.md).",
         },
         "servers": [{"url": "/"}],
-        "tags": [{"name": name} for name in
-                 ("Data", "Keyword", "Message", "Survey", "TinyUrl", "Webhook")],
+        "tags": [
+            {"name": name}
+            for name in ("Data", "Keyword", "Message", "Survey", "TinyUrl", "Webhook")
+        ],
         "security": [{"accessToken": []}],
         "paths": _paths(),
         "components": {
@@ -362,7 +507,7 @@ def _document() -> dict[str, Any]:
                     "in": "header",
                     "name": "Authorization",
                     "description": "Authorization: Basic <ACCESS_TOKEN> (the token as issued,"
-                                   " not a base64 user:password pair).",
+                    " not a base64 user:password pair).",
                 },
             },
         },

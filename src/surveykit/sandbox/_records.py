@@ -184,6 +184,17 @@ class MessageRecord(Record):
     callback_urls: list[str] = field(default_factory=list)
     user: str | None = None
     open_for_reply: bool = False
+    callback: dict[str, Any] | None = None
+    """The email's valid per-request Callback settings (:meth:`CallbackTarget.to_json`)."""
+    key: str = ""
+    """Where the state keeps the record: the MessageID, or for a message sent in answer to
+    a callback (which keeps the original's MessageID) ``<MessageID>/reply-<n>``."""
+    reply_to_event: int | None = None
+    """For a message sent in answer to a callback: the event (seq) it answered."""
+
+    def __post_init__(self) -> None:
+        if not self.key:
+            self.key = self.message_id
 
 
 @dataclass
@@ -210,8 +221,10 @@ class ShortLink(Record):
 class Event(Record):
     """A messaging event, with the fields of the reference's callback payload.
 
-    Events are recorded as they happen; delivering them to callback receivers is done by a
-    background worker (not by request handlers). ``callback_urls`` are where it would go.
+    Events are recorded as they happen; a background worker of the :class:`Sandbox`
+    delivers them to ``callback_urls`` with the settings in ``callback`` (never a request
+    handler). ``delivered`` turns true once a receiver answered with a success status.
+    ``Message`` is cut to 2,000 characters in the payload, as the reference says.
     """
 
     DATETIMES: ClassVar[tuple[str, ...]] = ("timestamp",)
@@ -234,6 +247,9 @@ class Event(Record):
     number_type: str | None = None
     callback_urls: list[str] = field(default_factory=list)
     delivered: bool = False
+    callback: dict[str, Any] | None = None
+    """The delivery settings in force when the event was recorded
+    (:meth:`CallbackTarget.to_json`), or None when there is nowhere to deliver it."""
 
     def payload(self) -> dict[str, Any]:
         """The callback payload as the platform would send it (PascalCase wire names)."""
@@ -256,11 +272,48 @@ class Event(Record):
         }
 
 
+CALLBACK_ACTIONS: tuple[str, ...] = ("Email", "Sms")
+"""The failure actions the sandbox knows (journaled as ``alert`` entries)."""
+
+
+@dataclass
+class CallbackTarget(Record):
+    """Where and how events are delivered: the account's callback or an email's Callback.
+
+    ``urls`` are tried in order (fallbacks); each gets ``retries`` attempts (at least one),
+    each attempt at most ``timeout_ms``, all attempts of one event at most
+    ``total_timeout_ms``. ``method`` is POST (JSON body) or GET (query string). ``actions``
+    are the failure alerts (``Email``, ``Sms``) journaled when every attempt failed.
+    """
+
+    urls: list[str]
+    method: str = "POST"
+    retries: int = 3
+    timeout_ms: int = 30_000
+    total_timeout_ms: int = 90_000
+    actions: list[str] = field(default_factory=list)
+
+    def wire(self) -> dict[str, Any]:
+        """The settings as the control API shows them (the reference's parameter names)."""
+        return {
+            "Url": list(self.urls),
+            "Method": self.method,
+            "Retries": self.retries,
+            "Timeout": self.timeout_ms,
+            "TotalTimeout": self.total_timeout_ms,
+            "Action": ",".join(self.actions) or None,
+            "ContentType": "application/json",
+        }
+
+
 @dataclass
 class JournalEntry(Record):
     """One line of the journal: a request received, or a message, email or inbound reply.
 
-    ``kind`` is ``request``, ``message``, ``email`` or ``inbound``. For requests, ``body``
+    ``kind`` is ``request``, ``message``, ``email``, ``inbound``, ``callback`` (one
+    delivery attempt of an event: ``path`` the URL, ``method``, ``status`` the answer's
+    status or None, ``body`` ``{"event", "type", "attempt", "error", ...}``) or ``alert``
+    (a failure action: ``text`` the action, ``body`` what failed). For requests, ``body``
     is the parsed body (or its text, cut at 64 KiB), ``status`` the response status and
     ``fault`` the injected fault, if any. The access token is never recorded; ``user`` says
     which sandbox user made the request (``admin``, ``restricted`` or None).

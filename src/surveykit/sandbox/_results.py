@@ -77,26 +77,36 @@ def _keep(respondent: Respondent, since: datetime | None, min_answered: int) -> 
 
 
 def _frame(rows: list[list[str | None]], columns: Sequence[str]) -> pd.DataFrame:
-    data = {name: pd.array([row[i] for row in rows], dtype=STRING)
-            for i, name in enumerate(columns)}
+    data = {
+        name: pd.array([row[i] for row in rows], dtype=STRING) for i, name in enumerate(columns)
+    }
     return pd.DataFrame(data, columns=list(columns))
 
 
-def _generated(survey: Survey, columns: Sequence[str], since: datetime | None,
-               min_answered: int) -> Iterator[pd.DataFrame]:
+def _generated(
+    survey: Survey, columns: Sequence[str], since: datetime | None, min_answered: int
+) -> Iterator[pd.DataFrame]:
     from surveykit.sandbox.generator import generate_results
 
-    for chunk in generate_results(survey.generated_rows, seed=survey.generated_seed,
-                                  questions=len(survey.questions),
-                                  nasty=survey.generated_nasty, chunk_rows=CHUNK_ROWS):
-        chunk = chunk.assign(surveyReference=pd.array([survey.reference] * len(chunk),
-                                                      dtype=STRING))
+    for chunk in generate_results(
+        survey.generated_rows,
+        seed=survey.generated_seed,
+        questions=len(survey.questions),
+        nasty=survey.generated_nasty,
+        chunk_rows=CHUNK_ROWS,
+    ):
+        chunk = chunk.assign(
+            surveyReference=pd.array([survey.reference] * len(chunk), dtype=STRING)
+        )
         if min_answered > 1:
             chunk = chunk[chunk["sortOrder"].astype("int64") >= min_answered]
         if since is not None:
             latest = pd.concat(
-                [pd.to_datetime(chunk[c], utc=True, format="ISO8601")
-                 for c in ("invited", "started", "completed")], axis=1
+                [
+                    pd.to_datetime(chunk[c], utc=True, format="ISO8601")
+                    for c in ("invited", "started", "completed")
+                ],
+                axis=1,
             ).max(axis=1)
             chunk = chunk[latest >= since]
         yield chunk.reindex(columns=list(columns)).astype(STRING).reset_index(drop=True)
@@ -114,7 +124,7 @@ def result_frames(
     for start in range(0, len(ids), CHUNK_ROWS):
         with state.lock:
             rows = []
-            for respondent_id in ids[start:start + CHUNK_ROWS]:
+            for respondent_id in ids[start : start + CHUNK_ROWS]:
                 respondent = state.respondents.get(respondent_id)
                 if respondent is not None and _keep(respondent, since, min_answered):
                     rows.append(_row(respondent, questions))

@@ -30,8 +30,20 @@ from surveykit.sandbox._wire import read_body, render, render_error, xml_boolean
 
 Handler = Callable[[Request], Awaitable[Response]]
 
-SEND_FIELDS: Final = ("source", "destination", "message", "reply", "when", "window", "lookup",
-                      "test", "timeout", "type", "onBehalf", "surveyId")
+SEND_FIELDS: Final = (
+    "source",
+    "destination",
+    "message",
+    "reply",
+    "when",
+    "window",
+    "lookup",
+    "test",
+    "timeout",
+    "type",
+    "onBehalf",
+    "surveyId",
+)
 WINDOW_FIELDS: Final = ("from", "to", "days")
 EMAIL_FIELDS: Final = ("To", "From", "Subject", "Content", "When", "Test", "Lookup")
 KEYWORD_FIELDS: Final = ("keyword", "type", "response", "finishDate")
@@ -102,17 +114,28 @@ def _validate(model: Any, data: Mapping[str, Any]) -> Any:
 # --------------------------------------------------------------------------- Message
 
 
+def parse_send_request(body: Any) -> SendRequest:
+    """A MessageModel body, read with the platform's leniency, as a :class:`SendRequest`.
+
+    Also used for the send requests receivers answer Message/Keyword callbacks with.
+    Raises the 400 validation error the route answers.
+    """
+    data = fold(body, SEND_FIELDS, "MessageModel")
+    window = data.get("window")
+    if isinstance(window, list):
+        data["window"] = [
+            fold(w, WINDOW_FIELDS, "Window") if isinstance(w, dict) else w for w in window
+        ]
+    elif isinstance(window, dict):
+        data["window"] = [fold(window, WINDOW_FIELDS, "Window")]
+    message: SendRequest = _validate(SendRequest, data)
+    return message
+
+
 @api
 async def send_message(request: Request) -> Response:
     """POST /v3.2/Message."""
-    data = fold(await read_body(request), SEND_FIELDS, "MessageModel")
-    window = data.get("window")
-    if isinstance(window, list):
-        data["window"] = [fold(w, WINDOW_FIELDS, "Window") if isinstance(w, dict) else w
-                          for w in window]
-    elif isinstance(window, dict):
-        data["window"] = [fold(window, WINDOW_FIELDS, "Window")]
-    message = _validate(SendRequest, data)
+    message = parse_send_request(await read_body(request))
     status, body = _state(request).send_message(message, _user(request))
     return render(request, body, status=status, root="SendResponse")
 
@@ -122,8 +145,9 @@ async def send_email(request: Request) -> Response:
     """POST /v3.2/Message/SendEmail."""
     user = _user(request)
     if not user.can_email:
-        raise Problem(403, "The account needs one of the roles sa, Admin or Organization to "
-                           "send email.")
+        raise Problem(
+            403, "The account needs one of the roles sa, Admin or Organization to send email."
+        )
     body = await read_body(request)
     if not isinstance(body, dict):
         raise validation({"": ["The body must be a JSON object (email request)."]})
@@ -185,8 +209,14 @@ async def create_keyword(request: Request) -> Response:
     body = _keyword_request(fold(await read_body(request), KEYWORD_FIELDS, "KeywordModel"))
     state = _state(request)
     now = state.now()
-    record = KeywordRecord(keyword=body.keyword.upper(), type=body.type, response=body.response,
-                           finish_date=body.finish_date, created=now, updated=now)
+    record = KeywordRecord(
+        keyword=body.keyword.upper(),
+        type=body.type,
+        response=body.response,
+        finish_date=body.finish_date,
+        created=now,
+        updated=now,
+    )
     return render(request, state.create_keyword(record), root="KeywordModel")
 
 
@@ -194,10 +224,14 @@ async def create_keyword(request: Request) -> Response:
 async def update_keyword(request: Request) -> Response:
     """PATCH /v3.2/Keyword."""
     body = _keyword_request(fold(await read_body(request), KEYWORD_FIELDS, "KeywordModel"))
-    changes = {name: getattr(body, name) for name in body.model_fields_set
-               if name in ("type", "response", "finish_date")}
-    return render(request, _state(request).update_keyword(body.keyword, changes),
-                  root="KeywordModel")
+    changes = {
+        name: getattr(body, name)
+        for name in body.model_fields_set
+        if name in ("type", "response", "finish_date")
+    }
+    return render(
+        request, _state(request).update_keyword(body.keyword, changes), root="KeywordModel"
+    )
 
 
 @api

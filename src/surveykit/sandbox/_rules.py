@@ -59,19 +59,74 @@ MAGIC_NUMBERS: Final[Mapping[str, NumberInfo]] = {
 unknown type. Every other number follows :func:`lookup_number`'s general rules."""
 
 _CARRIERS: Final[Mapping[str, Sequence[str]]] = {
-    "GB": ("EE", "EE", "EE", "Vodafone UK", "Vodafone UK", "O2 UK", "O2 UK", "Three UK",
-           "Three UK", "Sky Mobile"),
-    "FR": ("Orange", "Orange", "Orange", "SFR", "SFR", "SFR", "Bouygues Telecom",
-           "Bouygues Telecom", "Free Mobile", "Free Mobile"),
-    "US": ("Verizon", "Verizon", "Verizon", "AT&T", "AT&T", "AT&T", "T-Mobile US",
-           "T-Mobile US", "T-Mobile US", "US Cellular"),
-    "CA": ("Rogers", "Rogers", "Rogers", "Bell", "Bell", "Bell", "Telus", "Telus", "Telus",
-           "Freedom Mobile"),
-    "AU": ("Telstra", "Telstra", "Telstra", "Telstra", "Optus", "Optus", "Optus",
-           "Vodafone AU", "Vodafone AU", "Vodafone AU"),
+    "GB": (
+        "EE",
+        "EE",
+        "EE",
+        "Vodafone UK",
+        "Vodafone UK",
+        "O2 UK",
+        "O2 UK",
+        "Three UK",
+        "Three UK",
+        "Sky Mobile",
+    ),
+    "FR": (
+        "Orange",
+        "Orange",
+        "Orange",
+        "SFR",
+        "SFR",
+        "SFR",
+        "Bouygues Telecom",
+        "Bouygues Telecom",
+        "Free Mobile",
+        "Free Mobile",
+    ),
+    "US": (
+        "Verizon",
+        "Verizon",
+        "Verizon",
+        "AT&T",
+        "AT&T",
+        "AT&T",
+        "T-Mobile US",
+        "T-Mobile US",
+        "T-Mobile US",
+        "US Cellular",
+    ),
+    "CA": (
+        "Rogers",
+        "Rogers",
+        "Rogers",
+        "Bell",
+        "Bell",
+        "Bell",
+        "Telus",
+        "Telus",
+        "Telus",
+        "Freedom Mobile",
+    ),
+    "AU": (
+        "Telstra",
+        "Telstra",
+        "Telstra",
+        "Telstra",
+        "Optus",
+        "Optus",
+        "Optus",
+        "Vodafone AU",
+        "Vodafone AU",
+        "Vodafone AU",
+    ),
 }
 _LANDLINE_CARRIERS: Final[Mapping[str, str]] = {
-    "GB": "BT", "FR": "Orange", "US": "Verizon", "CA": "Bell", "AU": "Telstra", "DE": "Telekom"
+    "GB": "BT",
+    "FR": "Orange",
+    "US": "Verizon",
+    "CA": "Bell",
+    "AU": "Telstra",
+    "DE": "Telekom",
 }
 
 _TYPES: Final[Mapping[int, str]] = {
@@ -279,9 +334,7 @@ def _check_value(spec: ImportField, value: Any) -> str | None:
     return None
 
 
-def validate_record(
-    fields: Sequence[ImportField], record: Any
-) -> tuple[dict[str, str], list[str]]:
+def validate_record(fields: Sequence[ImportField], record: Any) -> tuple[dict[str, str], list[str]]:
     """Check one import record against an import definition.
 
     Returns the record's values as strings (property names as the definition spells them)

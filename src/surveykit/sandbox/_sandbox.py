@@ -4,13 +4,17 @@ from __future__ import annotations
 
 import dataclasses
 import os
+from collections.abc import Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
+from surveykit.models import CallbackSettings
 from surveykit.sandbox._app import SandboxApp
+from surveykit.sandbox._delivery import CallbackDelivery
 from surveykit.sandbox._records import (
+    CallbackTarget,
     Event,
     ImportField,
     JournalEntry,
@@ -19,7 +23,7 @@ from surveykit.sandbox._records import (
     ShortLink,
     Survey,
 )
-from surveykit.sandbox._state import DEFAULT_START, Fault, SandboxState
+from surveykit.sandbox._state import DEFAULT_START, Fault, SandboxState, callback_target
 from surveykit.sandbox._store import MemoryStore, SQLiteStore
 
 if TYPE_CHECKING:
@@ -71,10 +75,14 @@ class Sandbox:
         base_url: str = IN_PROCESS_URL,
     ) -> None:
         store = SQLiteStore(db) if db is not None else MemoryStore()
-        self._state = SandboxState(seed=seed, store=store, sample_data=sample_data, start=start,
-                                   realtime=realtime)
+        self._state = SandboxState(
+            seed=seed, store=store, sample_data=sample_data, start=start, realtime=realtime
+        )
         self.app = SandboxApp(self._state)
         """The Starlette ASGI application."""
+        self._delivery = CallbackDelivery(self._state)
+        self._state.event_sink = self._delivery.submit
+        self.app.sandbox_delivery = self._delivery
         self.base_url = base_url
         """Where clients reach the app (in-process: ``http://sandbox.localhost``)."""
         self.seed = seed
@@ -132,15 +140,19 @@ class Sandbox:
 
         Args:
             kind: ``request`` (every HTTP request, with status and injected fault),
-                ``message`` or ``email`` (every send accepted: one entry per MessageID),
-                ``inbound`` (simulated replies), or None for all.
+                ``message`` or ``email`` (every send accepted: one entry per send),
+                ``inbound`` (simulated replies), ``callback`` (every delivery attempt of
+                an event: URL in ``path``, ``status``, ``body`` with ``attempt`` and
+                ``error``), ``alert`` (failure actions), or None for all.
             path: only requests to this path (``/v3.2/Message``).
             after: only entries with a larger sequence number.
         """
         with self._state.lock:
             return [
-                entry for entry in self._state.journal
-                if entry.seq > after and (kind is None or entry.kind == kind)
+                entry
+                for entry in self._state.journal
+                if entry.seq > after
+                and (kind is None or entry.kind == kind)
                 and (path is None or entry.path == path)
             ]
 
@@ -157,8 +169,9 @@ class Sandbox:
     def messages(self, *, channel: str | None = None) -> list[MessageRecord]:
         """Every message and email accepted, by MessageID (``channel="Email"`` for email)."""
         with self._state.lock:
-            return [m for m in self._state.messages.values()
-                    if channel is None or m.channel == channel]
+            return [
+                m for m in self._state.messages.values() if channel is None or m.channel == channel
+            ]
 
     def events(self, type: str | None = None) -> list[Event]:
         """Messaging events recorded for callbacks (Receipt, Stop, Keyword, Click...).
@@ -197,9 +210,16 @@ class Sandbox:
             times: hit at most this many requests, then the fault is removed.
             retry_after: the ``Retry-After`` seconds of a 429 or 503 (default 1).
         """
-        return self._state.add_fault(route=route, method=method, status=status, rate=rate,
-                                     latency=latency, drop=drop, times=times,
-                                     retry_after=retry_after)
+        return self._state.add_fault(
+            route=route,
+            method=method,
+            status=status,
+            rate=rate,
+            latency=latency,
+            drop=drop,
+            times=times,
+            retry_after=retry_after,
+        )
 
     def clear_faults(self) -> None:
         """Remove every injected fault."""
@@ -244,14 +264,27 @@ class Sandbox:
         """
         return self._state.answers(survey_reference, respondent, answers)
 
-    def follow_link(self, short_url: str) -> str:
-        """A respondent follows a short link: the click is counted; returns the full URL."""
+    def follow_link(self, short_url: str, *, by: str | None = None) -> str:
+        """A respondent follows a short link: the click is counted; returns the full URL.
+
+        The Click event carries the MessageID of the message the link was sent in: the
+        latest one to ``by`` (the respondent's number or address) whose text holds the
+        link, or without ``by`` the only message holding it (else ``Unknown``).
+        """
         parts = urlsplit(short_url)
         code = parts.path.strip("/")
         link = self._state.find_link(parts.hostname, code)
         if link is None:
             raise KeyError(f"no short link {short_url!r}")
-        return self._state.click(link, short_url)
+        return self._state.click(link, short_url, by)
+
+    def simulate_status(self, message_id: str, status: str) -> Event:
+        """A carrier progress update arrives: a Receipt event with ``status``.
+
+        For example ``Enroute``, ``Buffered``, ``Read``, ``Rejected`` or ``Undeliverable``
+        (the reference lists no values); the message's status becomes ``status``.
+        """
+        return self._state.carrier_status(message_id, status)
 
     def links(self) -> list[ShortLink]:
         """Every short link, with its click count."""
@@ -271,15 +304,72 @@ class Sandbox:
         """Take a number or email address off the stop list; whether it was on it."""
         return self._state.remove_stop(address)
 
-    def set_account_callback(self, url: str | None) -> None:
-        """Configure (or, with None, remove) the account's callback URL.
+    def set_account_callback(
+        self,
+        url: str | Sequence[str] | None,
+        *,
+        method: str = "POST",
+        retries: int = 3,
+        timeout_ms: int = 30_000,
+        total_timeout_ms: int = 90_000,
+        action: str | Sequence[str] | None = None,
+    ) -> CallbackTarget | None:
+        """Configure (or, with None, remove) the account's callback; returns the settings.
 
-        With a callback configured, a landline or blocked destination is answered 200
-        (not 400) and reported as a Lookup event, as the reference describes.
+        Every event without a callback of its own (an email's ``Callback``) is delivered
+        with these settings by a background thread (``docs/sandbox.md``). With a callback
+        configured, a landline or blocked destination is also answered 200 (not 400) and
+        reported as a Lookup event, as the reference describes.
+
+        Args:
+            url: the callback URL, or a list of URLs tried in order (fallbacks).
+            method: ``POST`` (JSON body) or ``GET`` (payload in the query string).
+            retries: attempts per URL (the reference: "number of attempts on an
+                individual URL"; 0 counts as 1).
+            timeout_ms: the longest one attempt may take, in milliseconds.
+            total_timeout_ms: the longest all attempts of one event may take.
+            action: failure alerts, ``"Email"``, ``"Sms"`` or both (``"Email,Sms"``),
+                journaled as ``alert`` entries when every attempt failed.
+
+        Raises:
+            ValueError: a URL that is not http(s), an unknown method or action, a
+                negative retry count or a timeout below 1 ms.
         """
-        with self._state.transaction():
-            self._state.callback_url = url
-            self._state._save_meta()
+        if url is None:
+            self._state.set_account_callback(None)
+            return None
+        settings = CallbackSettings.model_validate(
+            {
+                "Url": url if isinstance(url, str) else list(url),
+                "Method": method,
+                "Retries": retries,
+                "Timeout": timeout_ms,
+                "TotalTimeout": total_timeout_ms,
+                "Action": action if action is None or isinstance(action, str) else list(action),
+            }
+        )
+        target = callback_target(settings)
+        self._state.set_account_callback(target)
+        return target
+
+    def account_callback(self) -> CallbackTarget | None:
+        """The account's callback settings (None when none is set)."""
+        with self._state.lock:
+            return self._state.account_callback
+
+    def wait_for_deliveries(self, timeout: float = 30.0) -> None:
+        """Block until every event queued for delivery was delivered or given up on.
+
+        Events made meanwhile (receipts of a message a receiver answered with) are waited
+        for too.
+
+        Raises:
+            TimeoutError: when events are still pending after ``timeout`` seconds.
+        """
+        if not self._delivery.wait(timeout):
+            raise TimeoutError(
+                f"{self._delivery.pending} callback deliveries still pending after {timeout:g} s"
+            )
 
     def add_survey(self, survey: Survey) -> None:
         """Add (or replace) a survey and its import definition."""
@@ -302,23 +392,32 @@ class Sandbox:
         GetResults asks for them, so millions of rows cost no memory here.
         """
         survey = Survey(
-            reference=reference, survey_id=survey_id, name=f"Generated survey {reference}",
+            reference=reference,
+            survey_id=survey_id,
+            name=f"Generated survey {reference}",
             channel="SMS",
             questions=[
                 Question(key=f"Q{i}", text=f"Question {i}", kind=_GENERATED_KINDS[(i - 1) % 4])
                 for i in range(1, questions + 1)
             ],
-            import_fields=[ImportField("firstName", required=True),
-                           ImportField("lastName"),
-                           ImportField("mobileNumber", kind="phone", required=True)],
-            generated_rows=rows, generated_seed=self.seed if seed is None else seed,
+            import_fields=[
+                ImportField("firstName", required=True),
+                ImportField("lastName"),
+                ImportField("mobileNumber", kind="phone", required=True),
+            ],
+            generated_rows=rows,
+            generated_seed=self.seed if seed is None else seed,
             generated_nasty=nasty,
         )
         self.add_survey(survey)
         return survey
 
     def close(self) -> None:
-        """Write what is pending and close the SQLite file (if any)."""
+        """Stop the callback delivery thread, write what is pending, close the SQLite file.
+
+        Events not yet delivered stay undelivered (``event.delivered`` is False).
+        """
+        self._delivery.close()
         with self._state.lock:
             self._state.store.close()
 

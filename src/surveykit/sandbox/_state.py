@@ -11,9 +11,10 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import random
+import re
 import threading
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
@@ -25,10 +26,13 @@ from surveykit.sandbox import _rules
 from surveykit.sandbox._data import SampleData, load_sample_data
 from surveykit.sandbox._errors import Problem, TextError, validation
 from surveykit.sandbox._records import (
+    CALLBACK_ACTIONS,
+    CallbackTarget,
     Event,
     JournalEntry,
     KeywordRecord,
     MessageRecord,
+    Record,
     Respondent,
     ShortLink,
     Survey,
@@ -164,7 +168,12 @@ class SandboxState:
         self.faults: list[Fault] = []
         self._fault_ids = 0
         self._rng = random.Random(seed)
-        self.callback_url: str | None = None
+        self.account_callback: CallbackTarget | None = None
+        self.event_sink: Callable[[Event], None] | None = None
+        """Called (under the lock, in event order) with every event that has somewhere to go:
+        the :class:`~surveykit.sandbox._delivery.CallbackDelivery` queue."""
+        self.generation = 0
+        """Bumped by :meth:`reset`, so deliveries queued before it are dropped."""
         self._init_empty()
         saved = self.store.load()
         with self.transaction():
@@ -192,22 +201,29 @@ class SandboxState:
         self.events: list[Event] = []
         self.journal: list[JournalEntry] = []
         self.counters: dict[str, int] = {
-            "message": 0, "link": 0, "event": 0, "journal": 0, "respondent": 0
+            "message": 0,
+            "link": 0,
+            "event": 0,
+            "journal": 0,
+            "respondent": 0,
         }
         self.token_metadata: dict[str, list[dict[str, str]]] = {}
         self._ms_prefix = _rules.message_id_prefix(self.seed)
         self._make_users()
 
     def _make_users(self) -> None:
-        admin_meta = tuple(self.token_metadata.get("admin", [{"tokenName": "sandbox-admin"}])[0]
-                           .items())
+        admin_meta = tuple(
+            self.token_metadata.get("admin", [{"tokenName": "sandbox-admin"}])[0].items()
+        )
         user_meta = tuple(
             self.token_metadata.get("restricted", [{"tokenName": "sandbox-analyst"}])[0].items()
         )
-        admin = User("admin", _rules.token_for(self.seed, "admin"), frozenset({"Admin"}),
-                     admin_meta)
-        restricted = User("restricted", _rules.token_for(self.seed, "analyst"),
-                          frozenset({"Analyst"}), user_meta)
+        admin = User(
+            "admin", _rules.token_for(self.seed, "admin"), frozenset({"Admin"}), admin_meta
+        )
+        restricted = User(
+            "restricted", _rules.token_for(self.seed, "analyst"), frozenset({"Analyst"}), user_meta
+        )
         self.users = {admin.token: admin, restricted.token: restricted}
 
     def _seed(self) -> None:
@@ -223,16 +239,18 @@ class SandboxState:
             self.counters["respondent"] += 1
         for keyword in data.keywords:
             self.keywords[keyword.keyword.upper()] = keyword
-            self._save("keyword", keyword.keyword.upper(), keyword.to_json())
+            self._save("keyword", keyword.keyword.upper(), keyword)
         for hook in data.webhooks:
             self.webhooks.append(hook)
-            self._save("webhook", hook.key, hook.to_json())
+            self._save("webhook", hook.key, hook)
         for address in data.stop_list:
             self.stop_list[address.lower()] = self.clock.now()
             self._save("stop", address.lower(), {"at": iso(self.clock.now())})
         self._save_meta()
 
     def _save_meta(self) -> None:
+        if not self.store.persistent:
+            return
         self._save(
             "meta",
             "state",
@@ -243,6 +261,7 @@ class SandboxState:
                 "emailRoutes": self.email_routes,
                 "tokenMetadata": self.token_metadata,
                 "callbackUrl": self.callback_url,
+                "callback": self.account_callback.to_json() if self.account_callback else None,
             },
         )
 
@@ -255,7 +274,10 @@ class SandboxState:
         self.account_name = meta.get("account", self.account_name)
         self.email_routes = meta.get("emailRoutes", {})
         self.token_metadata = meta.get("tokenMetadata", {})
-        self.callback_url = meta.get("callbackUrl")
+        if meta.get("callback"):
+            self.account_callback = CallbackTarget.from_json(meta["callback"])
+        elif meta.get("callbackUrl"):
+            self.account_callback = CallbackTarget(urls=[meta["callbackUrl"]])
         self._make_users()
         for value in saved.get("survey", {}).values():
             survey = Survey.from_json(value)
@@ -275,12 +297,13 @@ class SandboxState:
             (MessageRecord.from_json(v) for v in saved.get("message", {}).values()),
             key=lambda m: m.message_id,
         )
+        messages.sort(key=lambda m: (m.created, m.key))
         for message in messages:
-            self.messages[message.message_id] = message
+            self.messages[message.key] = message
             if message.status == "Scheduled" and message.scheduled_for is not None:
-                bisect.insort(self.scheduled, (message.scheduled_for, message.message_id))
+                bisect.insort(self.scheduled, (message.scheduled_for, message.key))
             if message.open_for_reply:
-                self.open_replies.setdefault(message.destination, []).append(message.message_id)
+                self.open_replies.setdefault(message.destination, []).append(message.key)
         for value in saved.get("link", {}).values():
             link = ShortLink.from_json(value)
             self.links[link.key] = link
@@ -302,7 +325,8 @@ class SandboxState:
             self.store.clear()
             self.faults.clear()
             self._rng = random.Random(self.seed)
-            self.callback_url = None
+            self.account_callback = None
+            self.generation += 1
             self._init_empty()
             self._seed()
 
@@ -315,13 +339,15 @@ class SandboxState:
             finally:
                 self.store.commit()
 
-    def _save(self, kind: str, key: str, value: dict[str, Any]) -> None:
-        self.store.put(kind, key, value)
+    def _save(self, kind: str, key: str, value: dict[str, Any] | Record) -> None:
+        if not self.store.persistent:
+            return  # the memory store keeps nothing: don't build the JSON form at all
+        self.store.put(kind, key, value.to_json() if isinstance(value, Record) else value)
 
     def _put_survey(self, survey: Survey) -> None:
         self.surveys[survey.reference.lower()] = survey
         self.by_survey.setdefault(survey.reference.lower(), [])
-        self._save("survey", survey.reference.lower(), survey.to_json())
+        self._save("survey", survey.reference.lower(), survey)
 
     def _put_respondent(self, respondent: Respondent) -> None:
         if respondent.respondent_id not in self.respondents:
@@ -329,7 +355,7 @@ class SandboxState:
                 respondent.respondent_id
             )
         self.respondents[respondent.respondent_id] = respondent
-        self._save("respondent", respondent.respondent_id, respondent.to_json())
+        self._save("respondent", respondent.respondent_id, respondent)
 
     def _next(self, counter: str) -> int:
         self.counters[counter] += 1
@@ -360,24 +386,74 @@ class SandboxState:
         """Add a journal entry (the caller holds the lock)."""
         entry = JournalEntry(seq=self._next("journal"), kind=kind, at=self.now(), **fields)
         self.journal.append(entry)
-        self._save("journal", f"{entry.seq:012d}", entry.to_json())
+        self._save("journal", f"{entry.seq:012d}", entry)
         return entry
 
     def save_entry(self, entry: JournalEntry) -> None:
         """Write a journal entry again after it changed (its status)."""
         with self.transaction():
-            self._save("journal", f"{entry.seq:012d}", entry.to_json())
+            self._save("journal", f"{entry.seq:012d}", entry)
 
-    def emit(self, type: str, at: datetime | None = None, **fields: Any) -> Event:
-        """Record a messaging event with the callback payload's fields."""
-        urls = fields.pop("callback_urls", None)
-        if urls is None:
-            urls = [self.callback_url] if self.callback_url else []
-        event = Event(seq=self._next("event"), type=type, timestamp=at or self.now(),
-                      callback_urls=list(urls), **fields)
+    @property
+    def callback_url(self) -> str | None:
+        """The account callback's first URL (None when no account callback is set)."""
+        return self.account_callback.urls[0] if self.account_callback else None
+
+    @callback_url.setter
+    def callback_url(self, url: str | None) -> None:
+        self.account_callback = CallbackTarget(urls=[url]) if url else None
+
+    def set_account_callback(self, target: CallbackTarget | None) -> None:
+        """Configure (or remove) the account-level callback settings."""
+        with self.transaction():
+            self.account_callback = target
+            self._save_meta()
+
+    def emit(
+        self,
+        type: str,
+        at: datetime | None = None,
+        *,
+        callback: dict[str, Any] | None = None,
+        **fields: Any,
+    ) -> Event:
+        """Record a messaging event with the callback payload's fields, and queue it.
+
+        ``callback`` is the message's own Callback settings; without them the account's
+        settings at this moment apply. An event with settings goes to :attr:`event_sink`.
+        """
+        if callback is None and self.account_callback is not None:
+            callback = self.account_callback.to_json()
+        urls = list(callback["urls"]) if callback else []
+        event = Event(
+            seq=self._next("event"),
+            type=type,
+            timestamp=at or self.now(),
+            callback_urls=urls,
+            callback=callback,
+            **fields,
+        )
         self.events.append(event)
-        self._save("event", f"{event.seq:012d}", event.to_json())
+        self._save("event", f"{event.seq:012d}", event)
+        if callback and self.event_sink is not None:
+            self.event_sink(event)
         return event
+
+    def event(self, seq: int) -> Event | None:
+        """The event with this sequence number (events are kept in seq order)."""
+        with self.lock:
+            position = bisect.bisect_left(self.events, seq, key=lambda e: e.seq)
+            if position < len(self.events) and self.events[position].seq == seq:
+                return self.events[position]
+            return None
+
+    def mark_delivered(self, seq: int, generation: int) -> None:
+        """Note that a receiver accepted the event (unless the state was reset since)."""
+        with self.transaction():
+            event = self.event(seq) if generation == self.generation else None
+            if event is not None:
+                event.delivered = True
+                self._save("event", f"{event.seq:012d}", event)
 
     # ----------------------------------------------------------------- faults
 
@@ -439,8 +515,9 @@ class SandboxState:
         # Things happen in time order: a message sent at 09:00 with a 1-minute timeout
         # expires at 09:01 even if the clock jumps a day.
         while True:
-            due_send = self.scheduled[0] if self.scheduled and self.scheduled[0][0] <= target \
-                else None
+            due_send = (
+                self.scheduled[0] if self.scheduled and self.scheduled[0][0] <= target else None
+            )
             due_expiry = self._first_expiry(target)
             if due_send is None and due_expiry is None:
                 return
@@ -456,72 +533,128 @@ class SandboxState:
         for ids in self.open_replies.values():
             for message_id in ids:
                 expires = self.messages[message_id].expires_at
-                if expires is not None and expires <= target and (best is None or
-                                                                  expires < best[0]):
+                if (
+                    expires is not None
+                    and expires <= target
+                    and (best is None or expires < best[0])
+                ):
                     best = (expires, message_id)
         return best
 
     def _expire(self, message: MessageRecord) -> None:
         message.open_for_reply = False
         ids = self.open_replies.get(message.destination, [])
-        if message.message_id in ids:
-            ids.remove(message.message_id)
+        if message.key in ids:
+            ids.remove(message.key)
         if not ids:
             self.open_replies.pop(message.destination, None)
-        self._save("message", message.message_id, message.to_json())
-        self.emit("Receipt", at=message.expires_at, source=message.source,
-                  destination=message.destination, message=message.text, status="Expired",
-                  message_id=message.message_id, segments=message.segments,
-                  metadata=message.metadata, callback_urls=message.callback_urls or None)
+        self._save("message", message.key, message)
+        self.emit(
+            "Receipt",
+            at=message.expires_at,
+            source=message.source,
+            destination=message.destination,
+            message=message.text,
+            status="Expired",
+            message_id=message.message_id,
+            segments=message.segments,
+            metadata=message.metadata,
+            callback=message.callback,
+            lookup=message.lookup,
+            carrier=message.carrier,
+            reachable=message.reachable,
+            number_type=message.number_type,
+        )
 
     # ----------------------------------------------------------------- lookup
 
     def lookup(self, number: str) -> tuple[int, dict[str, Any]]:
         """GET Message/Lookup: the status and LookupResponse body."""
         if not _rules.is_possible_number(number):
-            raise validation({"number": [
-                f"{number!r} is not a telephone number: country code and number, digits "
-                "only, no leading zeros (pattern ^[1-9]\\d{1,14}$)"
-            ]})
+            raise validation(
+                {
+                    "number": [
+                        f"{number!r} is not a telephone number: country code and number, digits "
+                        "only, no leading zeros (pattern ^[1-9]\\d{1,14}$)"
+                    ]
+                }
+            )
         info = _rules.lookup_number(number)
         with self.transaction():
             if info.outcome == "lookup-error":
-                return 400, {"messageID": "Unknown", "status": "Error", "carrier": "Unknown",
-                             "reachable": False, "numberType": "Unknown"}
+                return 400, {
+                    "messageID": "Unknown",
+                    "status": "Error",
+                    "carrier": "Unknown",
+                    "reachable": False,
+                    "numberType": "Unknown",
+                }
             message_id = self.next_message_id()
             self._save_meta()
         status = "Blocked" if info.outcome == "blocked" else "Success"
-        return 200, {"messageID": message_id, "status": status, "carrier": info.carrier,
-                     "reachable": info.reachable, "numberType": info.number_type}
+        return 200, {
+            "messageID": message_id,
+            "status": status,
+            "carrier": info.carrier,
+            "reachable": info.reachable,
+            "numberType": info.number_type,
+        }
 
     # ----------------------------------------------------------------- messages
 
-    def send_message(self, request: SendRequest, user: User) -> tuple[int, dict[str, Any]]:
-        """POST Message: apply every rule of the reference, then accept or refuse."""
+    def send_message(
+        self,
+        request: SendRequest,
+        user: User,
+        *,
+        keep_id: str | None = None,
+        reply_to_event: int | None = None,
+    ) -> tuple[int, dict[str, Any]]:
+        """POST Message: apply every rule of the reference, then accept or refuse.
+
+        ``keep_id`` (a message sent in answer to a callback) makes the message keep that
+        MessageID instead of taking a new one; ``reply_to_event`` is the event answered.
+        """
         destination, source = request.destination, request.source
         channel = _CHANNELS[int(request.type or 0)]
         if not _rules.is_possible_number(destination):
-            raise validation({"destination": [
-                f"The destination number {destination!r} is invalid: no such country code "
-                "or the wrong length for it"
-            ]})
+            raise validation(
+                {
+                    "destination": [
+                        f"The destination number {destination!r} is invalid: no such country code "
+                        "or the wrong length for it"
+                    ]
+                }
+            )
         if source.lstrip("+") == destination:
             raise validation({"destination": ["The destination and source are the same."]})
         if channel != "SMS" and _rules.is_branded(source):
-            raise validation({"source": [
-                f"A branded source ({source!r}) is not supported on the {channel} route; "
-                "use the account's number"
-            ]})
+            raise validation(
+                {
+                    "source": [
+                        f"A branded source ({source!r}) is not supported on the {channel} route; "
+                        "use the account's number"
+                    ]
+                }
+            )
         if channel == "SMS" and _rules.segments(request.message) > _rules.SMS_MAX_SEGMENTS:
-            raise validation({"message": [
-                f"The message takes {_rules.segments(request.message)} SMS segments; at most "
-                f"{_rules.SMS_MAX_SEGMENTS} are sent"
-            ]})
+            raise validation(
+                {
+                    "message": [
+                        f"The message takes {_rules.segments(request.message)} SMS segments; "
+                        f"at most {_rules.SMS_MAX_SEGMENTS} are sent"
+                    ]
+                }
+            )
         if channel != "SMS" and len(request.message) > _rules.CHAT_MAX_CHARS:
-            raise validation({"message": [
-                f"The message has {len(request.message)} characters; at most "
-                f"{_rules.CHAT_MAX_CHARS} on the {channel} route"
-            ]})
+            raise validation(
+                {
+                    "message": [
+                        f"The message has {len(request.message)} characters; at most "
+                        f"{_rules.CHAT_MAX_CHARS} on the {channel} route"
+                    ]
+                }
+            )
         info = _rules.lookup_number(destination)
         looked = bool(request.lookup)
         carrier = info.carrier if looked else "Unknown"
@@ -529,21 +662,32 @@ class SandboxState:
         with self.transaction():
             now = self.now()
             if destination in self.stop_list or info.outcome == "blocked":
-                return self._refuse(request, _send_body(
-                    "Unknown", "Blocked", carrier, False, number_type))
+                return self._refuse(
+                    request, _send_body("Unknown", "Blocked", carrier, False, number_type)
+                )
             if looked and info.outcome == "lookup-error":
-                return self._refuse(request, _send_body(
-                    "Unknown", "Failed", "Unknown", False, "Unknown"))
+                return self._refuse(
+                    request, _send_body("Unknown", "Failed", "Unknown", False, "Unknown")
+                )
             if looked and info.number_type == "Landline":
-                return self._refuse(request, _send_body(
-                    "Unknown", "Reachable", info.carrier, True, "Landline"))
+                return self._refuse(
+                    request, _send_body("Unknown", "Reachable", info.carrier, True, "Landline")
+                )
             if info.outcome == "send-error":
                 return 400, _send_body("Unknown", "Failed", carrier, info.reachable, number_type)
             reachable = info.reachable if looked else True
             if request.test:
                 return 200, _send_body("Unknown", "Sent", carrier, reachable, number_type)
+            if keep_id is not None:
+                message_id = keep_id
+                replies = sum(1 for m in self.messages.values() if m.message_id == keep_id)
+                key = f"{keep_id}/reply-{replies}"
+            else:
+                message_id = key = self.next_message_id()
             message = MessageRecord(
-                message_id=self.next_message_id(),
+                message_id=message_id,
+                key=key,
+                reply_to_event=reply_to_event,
                 channel=channel,
                 source=source,
                 destination=destination,
@@ -568,44 +712,72 @@ class SandboxState:
     def _refuse(self, request: SendRequest, body: dict[str, Any]) -> tuple[int, dict[str, Any]]:
         # Without an account callback the refusal is a 400; with one, the platform answers
         # 200 and reports the failed destination check as a Lookup callback.
-        if self.callback_url is None:
+        if self.account_callback is None:
             return 400, body
-        self.emit("Lookup", source=request.source, destination=request.destination,
-                  message=request.message, status=body["Status"], lookup=bool(request.lookup),
-                  message_id="Unknown", carrier=body["Carrier"], reachable=body["Reachable"],
-                  number_type=body["NumberType"])
+        self.emit(
+            "Lookup",
+            source=request.source,
+            destination=request.destination,
+            message=request.message,
+            status=body["Status"],
+            lookup=bool(request.lookup),
+            message_id="Unknown",
+            carrier=body["Carrier"],
+            reachable=body["Reachable"],
+            number_type=body["NumberType"],
+        )
         return 200, body
 
-    def _accept(self, message: MessageRecord, when: datetime | None, windows: Sequence[Any]
-                ) -> None:
+    def _accept(
+        self, message: MessageRecord, when: datetime | None, windows: Sequence[Any]
+    ) -> None:
         now = self.now()
         start = max(now, when) if when is not None else now
         due = _rules.next_allowed(start, windows)
         message.scheduled_for = due
-        self.messages[message.message_id] = message
+        self.messages[message.key] = message
         kind = "email" if message.channel == "Email" else "message"
-        self.record(kind, message_id=message.message_id, destination=message.destination,
-                    source=message.source, text=message.text, user=message.user,
-                    body={"scheduledFor": iso(due), "channel": message.channel,
-                          "subject": message.subject})
+        body: dict[str, Any] = {
+            "scheduledFor": iso(due),
+            "channel": message.channel,
+            "subject": message.subject,
+        }
+        if message.reply_to_event is not None:
+            body["replyToEvent"] = message.reply_to_event
+        self.record(
+            kind,
+            message_id=message.message_id,
+            destination=message.destination,
+            source=message.source,
+            text=message.text,
+            user=message.user,
+            body=body,
+        )
         if due <= now:
             self._dispatch(message, now)
         else:
-            bisect.insort(self.scheduled, (due, message.message_id))
-            self._save("message", message.message_id, message.to_json())
+            bisect.insort(self.scheduled, (due, message.key))
+            self._save("message", message.key, message)
         self._save_meta()
 
     def _dispatch(self, message: MessageRecord, at: datetime) -> None:
         message.status = "Sent"
         message.sent_at = at
         common: dict[str, Any] = {
-            "source": message.source, "destination": message.destination,
-            "message": message.text, "message_id": message.message_id,
-            "segments": message.segments, "metadata": message.metadata,
-            "lookup": message.lookup, "callback_urls": message.callback_urls or None,
+            "source": message.source,
+            "destination": message.destination,
+            "message": message.text,
+            "message_id": message.message_id,
+            "segments": message.segments,
+            "metadata": message.metadata,
+            "lookup": message.lookup,
+            "callback": message.callback,
         }
-        lookup_fields = {"carrier": message.carrier, "reachable": message.reachable,
-                         "number_type": message.number_type}
+        lookup_fields: dict[str, Any] = {
+            "carrier": message.carrier,
+            "reachable": message.reachable,
+            "number_type": message.number_type,
+        }
         self.emit("Receipt", at=at, status="Sent", **common, **lookup_fields)
         # Email is not a mailbox check; a text to a landline or an unreachable number fails.
         delivered = message.channel == "Email" or (
@@ -615,11 +787,12 @@ class SandboxState:
         self.emit("Receipt", at=at, status=message.status, **common, **lookup_fields)
         if message.reply and message.channel != "Email":
             message.open_for_reply = True
-            message.expires_at = at + timedelta(minutes=message.timeout_minutes or
-                                                DEFAULT_REPLY_TIMEOUT)
-            self.open_replies.setdefault(message.destination, []).append(message.message_id)
+            message.expires_at = at + timedelta(
+                minutes=message.timeout_minutes or DEFAULT_REPLY_TIMEOUT
+            )
+            self.open_replies.setdefault(message.destination, []).append(message.key)
         self._mark_invited(message, at)
-        self._save("message", message.message_id, message.to_json())
+        self._save("message", message.key, message)
 
     def _mark_invited(self, message: MessageRecord, at: datetime) -> None:
         if message.survey_id is None:
@@ -629,11 +802,13 @@ class SandboxState:
                 continue
             for respondent_id in self.by_survey.get(survey.reference.lower(), []):
                 respondent = self.respondents[respondent_id]
-                if message.destination in (respondent.mobile_number, respondent.email_address) \
-                        and respondent.invited is None:
+                if (
+                    message.destination in (respondent.mobile_number, respondent.email_address)
+                    and respondent.invited is None
+                ):
                     respondent.invited = at
                     respondent.updated = at
-                    self._save("respondent", respondent.respondent_id, respondent.to_json())
+                    self._save("respondent", respondent.respondent_id, respondent)
 
     # ----------------------------------------------------------------- email
 
@@ -654,15 +829,14 @@ class SandboxState:
         token_pairs = [{name: value} for name, value in user.metadata]
         if any(name in names for name, _ in user.metadata):
             raise TextError("There was a problem with the MetaData value")
-        callback_urls: list[str] = []
+        target: CallbackTarget | None = None
         if callback_raw is not None:
             try:
                 settings = CallbackSettings.model_validate(callback_raw)
             except ValueError:
                 settings = None  # the reference: an invalid Callback block is ignored
             if settings is not None:
-                callback_urls = [settings.url] if isinstance(settings.url, str) \
-                    else list(settings.url)
+                target = callback_target(settings, strict=False)
         route = self._email_route(request.from_)
         if route is None:
             raise TextError("unable to route email")
@@ -681,7 +855,8 @@ class SandboxState:
                 created=self.now(),
                 status="Scheduled",
                 metadata=[*token_pairs, *metadata],
-                callback_urls=callback_urls,
+                callback_urls=list(target.urls) if target else [],
+                callback=target.to_json() if target else None,
                 user=user.name,
             )
             self._accept(message, request.when, [])
@@ -705,14 +880,15 @@ class SandboxState:
     def import_records(self, reference: str, records: Sequence[Any]) -> list[dict[str, Any]]:
         """POST Data/Import: one ImportResponse per record, in order."""
         if len(records) > MAX_IMPORT_RECORDS:
-            raise validation({"list": [
-                f"At most {MAX_IMPORT_RECORDS} records per request, got {len(records)}"
-            ]})
+            raise validation(
+                {"list": [f"At most {MAX_IMPORT_RECORDS} records per request, got {len(records)}"]}
+            )
         with self.transaction():
             survey = self.find_survey(reference)
             if survey is None:
-                raise Problem(404, f"No survey or import definition has the reference "
-                                   f"{reference!r}.")
+                raise Problem(
+                    404, f"No survey or import definition has the reference {reference!r}."
+                )
             now = self.now()
             out = []
             for record in records:
@@ -735,8 +911,11 @@ class SandboxState:
         if key is not None:
             for respondent_id in self.by_survey.get(survey.reference.lower(), []):
                 candidate = self.respondents[respondent_id]
-                found = candidate.email_address if key_field == "emailAddress" \
+                found = (
+                    candidate.email_address
+                    if key_field == "emailAddress"
                     else candidate.mobile_number
+                )
                 if found is not None and found.lower() == key.lower():
                     existing = candidate
                     break
@@ -765,10 +944,13 @@ class SandboxState:
         with self.transaction():
             key = keyword.keyword.upper()
             if key in self.keywords:
-                raise Problem(409, f"The keyword {keyword.keyword!r} is already registered; "
-                                   "use PATCH to change it.")
+                raise Problem(
+                    409,
+                    f"The keyword {keyword.keyword!r} is already registered; "
+                    "use PATCH to change it.",
+                )
             self.keywords[key] = keyword
-            self._save("keyword", key, keyword.to_json())
+            self._save("keyword", key, keyword)
             return keyword.wire()
 
     def update_keyword(self, name: str, changes: Mapping[str, Any]) -> dict[str, Any]:
@@ -780,7 +962,7 @@ class SandboxState:
             for attribute, value in changes.items():
                 setattr(keyword, attribute, value)
             keyword.updated = self.now()
-            self._save("keyword", keyword.keyword.upper(), keyword.to_json())
+            self._save("keyword", keyword.keyword.upper(), keyword)
             return keyword.wire()
 
     def delete_keyword(self, name: str) -> dict[str, Any]:
@@ -800,13 +982,13 @@ class SandboxState:
     @staticmethod
     def _check_keyword(name: str) -> None:
         if not _rules.KEYWORD_RE.fullmatch(name):
-            raise validation({"keyword": [
-                f"{name!r}: a keyword is 1 to 20 letters or digits, with no spaces"
-            ]})
+            raise validation(
+                {"keyword": [f"{name!r}: a keyword is 1 to 20 letters or digits, with no spaces"]}
+            )
         if name.upper() in _rules.RESERVED_KEYWORDS:
-            raise validation({"keyword": [
-                f"{name!r} is reserved for the stop list and help messages"
-            ]})
+            raise validation(
+                {"keyword": [f"{name!r} is reserved for the stop list and help messages"]}
+            )
 
     # ----------------------------------------------------------------- links
 
@@ -816,12 +998,17 @@ class SandboxState:
         if domain is not None and not _rules.HOSTNAME_RE.fullmatch(domain):
             raise validation({"tinyDomain": [f"{request.tiny_domain!r} is not a domain name"]})
         tag = request.slashtag.strip() if request.slashtag else None
-        if tag is not None and (not _rules.SLASHTAG_RE.fullmatch(tag)
-                                or tag.lower() in _rules.RESERVED_PATHS):
-            raise validation({"slashtag": [
-                f"{request.slashtag!r}: 1 to 50 letters, digits, '-' or '_', starting with a "
-                "letter or digit"
-            ]})
+        if tag is not None and (
+            not _rules.SLASHTAG_RE.fullmatch(tag) or tag.lower() in _rules.RESERVED_PATHS
+        ):
+            raise validation(
+                {
+                    "slashtag": [
+                        f"{request.slashtag!r}: 1 to 50 letters, digits, '-' or '_', starting "
+                        "with a letter or digit"
+                    ]
+                }
+            )
         with self.transaction():
             if tag is not None:
                 existing = self.links.get(f"{domain or ''}/{tag}")
@@ -829,8 +1016,13 @@ class SandboxState:
                     if existing.full_url == request.full_url:
                         return existing
                     raise Problem(409, f"The slashtag {tag!r} already links to another URL.")
-                link = ShortLink(code=tag, full_url=request.full_url, created=self.now(),
-                                 domain=domain, slashtag=tag)
+                link = ShortLink(
+                    code=tag,
+                    full_url=request.full_url,
+                    created=self.now(),
+                    domain=domain,
+                    slashtag=tag,
+                )
             else:
                 if request.reuse:
                     for existing in self.links.values():
@@ -840,10 +1032,11 @@ class SandboxState:
                     code = _rules.short_code(self.seed, self._next("link"))
                     if f"{domain or ''}/{code}" not in self.links:
                         break
-                link = ShortLink(code=code, full_url=request.full_url, created=self.now(),
-                                 domain=domain)
+                link = ShortLink(
+                    code=code, full_url=request.full_url, created=self.now(), domain=domain
+                )
             self.links[link.key] = link
-            self._save("link", link.key, link.to_json())
+            self._save("link", link.key, link)
             self._save_meta()
             return link
 
@@ -856,15 +1049,91 @@ class SandboxState:
                     return link
             return self.links.get(f"/{code}")
 
-    def click(self, link: ShortLink, short_url: str) -> str:
-        """Count a click on a short link and record a Click event; return the full URL."""
+    def click(self, link: ShortLink, short_url: str, by: str | None = None) -> str:
+        """Count a click on a short link and record a Click event; return the full URL.
+
+        The event carries the message the link was sent in (its MessageID, respondent as
+        Destination, MetaData and Callback settings): the latest message to ``by`` whose
+        text holds the link, or, without ``by``, the only message that holds it.
+        """
         with self.transaction():
             link.clicks += 1
             link.last_click = self.now()
-            self._save("link", link.key, link.to_json())
-            self.emit("Click", source=short_url, message=link.full_url, status="Clicked",
-                      message_id="Unknown")
+            self._save("link", link.key, link)
+            carrier = self._message_with_link(link, by)
+            fields: dict[str, Any] = {"destination": by}
+            if carrier is not None:
+                fields = {
+                    "destination": carrier.destination,
+                    "metadata": carrier.metadata,
+                    "segments": carrier.segments,
+                    "callback": carrier.callback,
+                }
+            self.emit(
+                "Click",
+                source=short_url,
+                message=link.full_url,
+                status="Clicked",
+                message_id=carrier.message_id if carrier else "Unknown",
+                **fields,
+            )
             return link.full_url
+
+    def _message_with_link(self, link: ShortLink, by: str | None) -> MessageRecord | None:
+        pattern = re.compile(re.escape(f"/{link.code}") + r"(?![A-Za-z0-9_-])")
+        found = [
+            m
+            for m in self.messages.values()
+            if pattern.search(m.text)
+            and (by is None or m.destination.lower() == by.strip().lower())
+        ]
+        if by is not None:
+            return found[-1] if found else None
+        return found[0] if len({m.message_id for m in found}) == 1 else None
+
+    def carrier_status(self, message_id: str, status: str) -> Event:
+        """A carrier progress update: a Receipt with ``status`` for a message sent."""
+        if not status.strip():
+            raise ValueError("status: a carrier status is needed (Enroute, Read, Rejected...)")
+        with self.transaction():
+            message = self.messages.get(message_id)
+            if message is None or message.sent_at is None:
+                raise KeyError(f"no message {message_id!r} has been sent")
+            message.status = status.strip()
+            self._save("message", message.key, message)
+            return self.emit(
+                "Receipt",
+                status=message.status,
+                source=message.source,
+                destination=message.destination,
+                message=message.text,
+                message_id=message.message_id,
+                segments=message.segments,
+                metadata=message.metadata,
+                lookup=message.lookup,
+                carrier=message.carrier,
+                reachable=message.reachable,
+                number_type=message.number_type,
+                callback=message.callback,
+            )
+
+    def send_callback_reply(
+        self, event_seq: int, generation: int, request: SendRequest
+    ) -> tuple[int, dict[str, Any]] | None:
+        """Send the message a receiver answered a Message/Keyword callback with.
+
+        It keeps the MessageID of the event's original message (a new one when the event
+        had none) and goes through every rule of POST /v3.2/Message. None when the state
+        was reset since the event.
+        """
+        with self.transaction():
+            event = self.event(event_seq) if generation == self.generation else None
+            if event is None:
+                return None
+            original = event.message_id if event.message_id in self.messages else None
+            return self.send_message(
+                request, CALLBACK_USER, keep_id=original, reply_to_event=event_seq
+            )
 
     # ----------------------------------------------------------------- inbound
 
@@ -893,14 +1162,22 @@ class SandboxState:
             self._run_until(now)
             original = self._open_message(from_number, to)
             our_number = to or (original.source if original else None)
-            self.record("inbound", source=from_number, destination=our_number, text=text,
-                        message_id=original.message_id if original else None)
+            self.record(
+                "inbound",
+                source=from_number,
+                destination=our_number,
+                text=text,
+                message_id=original.message_id if original else None,
+            )
             kind, keyword = _rules.classify(text, list(self.keywords.values()), now)
             common: dict[str, Any] = {
-                "source": from_number, "destination": our_number, "message": text,
-                "inbound": True, "segments": _rules.segments(text),
+                "source": from_number,
+                "destination": our_number,
+                "message": text,
+                "inbound": True,
+                "segments": _rules.segments(text),
                 "message_id": original.message_id if original else "Unknown",
-                "callback_urls": (original.callback_urls or None) if original else None,
+                "callback": original.callback if original else None,
             }
             if kind == "Stop":
                 self.stop_list[from_number] = now
@@ -933,15 +1210,24 @@ class SandboxState:
     def _auto_reply(self, source: str, destination: str, text: str) -> None:
         info = _rules.lookup_number(destination)
         message = MessageRecord(
-            message_id=self.next_message_id(), channel="SMS", source=source,
-            destination=destination, text=text, created=self.now(), status="Scheduled",
-            segments=_rules.segments(text), carrier=info.carrier, reachable=info.reachable,
-            number_type=info.number_type, user="keyword",
+            message_id=self.next_message_id(),
+            channel="SMS",
+            source=source,
+            destination=destination,
+            text=text,
+            created=self.now(),
+            status="Scheduled",
+            segments=_rules.segments(text),
+            carrier=info.carrier,
+            reachable=info.reachable,
+            number_type=info.number_type,
+            user="keyword",
         )
         self._accept(message, None, [])
 
-    def _answer_from_reply(self, original: MessageRecord, number: str, text: str,
-                           now: datetime) -> None:
+    def _answer_from_reply(
+        self, original: MessageRecord, number: str, text: str, now: datetime
+    ) -> None:
         for survey in self.surveys.values():
             if survey.survey_id != original.survey_id:
                 continue
@@ -979,13 +1265,17 @@ class SandboxState:
                     if candidate.completed is None:
                         target = candidate
                         break
-                elif respondent in (candidate.respondent_id, candidate.mobile_number,
-                                    candidate.email_address):
+                elif respondent in (
+                    candidate.respondent_id,
+                    candidate.mobile_number,
+                    candidate.email_address,
+                ):
                     target = candidate
                     break
             if target is None:
                 raise KeyError(
-                    f"no respondent {respondent!r} in {survey.reference}" if respondent
+                    f"no respondent {respondent!r} in {survey.reference}"
+                    if respondent
                     else f"every respondent of {survey.reference} has completed"
                 )
             if answers is None:
@@ -994,8 +1284,7 @@ class SandboxState:
             if unknown:
                 keys = ", ".join(q.key for q in survey.questions)
                 raise KeyError(f"unknown question keys {unknown} (the survey has {keys})")
-            self._set_answers(survey, target, {k: str(v) for k, v in answers.items()},
-                              self.now())
+            self._set_answers(survey, target, {k: str(v) for k, v in answers.items()}, self.now())
             return target.respondent_id
 
     def _generated_answers(self, survey: Survey, respondent: Respondent) -> dict[str, str]:
@@ -1011,23 +1300,26 @@ class SandboxState:
             elif question.kind == "choice" and question.choices:
                 out[question.key] = rng.choice(question.choices)
             else:
-                out[question.key] = rng.choice([
-                    "Quick and friendly, thank you.",
-                    "The wait was a bit long, but the staff were great.",
-                    "N/A",
-                    "Très bien, merci !",
-                    "Loved it 👍",
-                ])
+                out[question.key] = rng.choice(
+                    [
+                        "Quick and friendly, thank you.",
+                        "The wait was a bit long, but the staff were great.",
+                        "N/A",
+                        "Très bien, merci !",
+                        "Loved it 👍",
+                    ]
+                )
         return out
 
-    def _set_answers(self, survey: Survey, respondent: Respondent, answers: Mapping[str, str],
-                     now: datetime) -> None:
+    def _set_answers(
+        self, survey: Survey, respondent: Respondent, answers: Mapping[str, str], now: datetime
+    ) -> None:
         respondent.answers.update(answers)
         respondent.started = respondent.started or now
         if all(q.key in respondent.answers for q in survey.questions):
             respondent.completed = respondent.completed or now
         respondent.updated = now
-        self._save("respondent", respondent.respondent_id, respondent.to_json())
+        self._save("respondent", respondent.respondent_id, respondent)
 
     # ----------------------------------------------------------------- results
 
@@ -1050,6 +1342,42 @@ class SandboxState:
         """GET Webhook: the account's webhooks."""
         with self.lock:
             return [hook.wire() for hook in self.webhooks]
+
+
+CALLBACK_USER: Final = User("callback", "", frozenset())
+"""Who sends the messages receivers answer callbacks with (the ``user`` of the journal)."""
+
+
+def callback_target(settings: CallbackSettings, *, strict: bool = True) -> CallbackTarget:
+    """Delivery settings from the reference's Callback parameters, defaults filled in.
+
+    Action keywords are matched in any letter case; an unknown one is a ``ValueError``
+    when ``strict`` (account settings) and ignored otherwise (an email's Callback block).
+    """
+    urls = [settings.url] if isinstance(settings.url, str) else list(settings.url)
+    actions: list[str] = []
+    known = {name.lower(): name for name in CALLBACK_ACTIONS}
+    for word in (settings.action or "").split(","):
+        if not word.strip():
+            continue
+        name = known.get(word.strip().lower())
+        if name is None:
+            if strict:
+                raise ValueError(
+                    f"Action: {word.strip()!r} is not one of {', '.join(CALLBACK_ACTIONS)}"
+                )
+            continue
+        if name not in actions:
+            actions.append(name)
+    defaults = CallbackTarget(urls=urls)
+    return CallbackTarget(
+        urls=urls,
+        method=str(settings.method.value) if settings.method else "POST",
+        retries=settings.retries if settings.retries is not None else defaults.retries,
+        timeout_ms=settings.timeout or defaults.timeout_ms,
+        total_timeout_ms=settings.total_timeout or defaults.total_timeout_ms,
+        actions=actions,
+    )
 
 
 _ATTRIBUTES: Final = {
@@ -1088,10 +1416,12 @@ def errors_of(exc: ValueError) -> dict[str, list[str]]:
 
 
 __all__ = [
+    "CALLBACK_USER",
     "DEFAULT_START",
     "Clock",
     "Fault",
     "SandboxState",
     "User",
+    "callback_target",
     "errors_of",
 ]

@@ -25,8 +25,13 @@ MAX_BODY: Final = 32 * 1024 * 1024
 
 JSON_TYPES: Final = ("application/json", "text/json", "text/plain")
 XML_TYPES: Final = ("application/xml", "text/xml")
-RESPONSE_TYPES: Final = ("application/json", "text/json", "text/plain", "application/xml",
-                         "text/xml")
+RESPONSE_TYPES: Final = (
+    "application/json",
+    "text/json",
+    "text/plain",
+    "application/xml",
+    "text/xml",
+)
 
 
 def media_type(header: str | None) -> str:
@@ -89,8 +94,9 @@ def parse_xml(raw: bytes, lists: Sequence[str] = ()) -> Any:
     The root element's name is not checked. Text stays text: ``<header>true</header>``
     becomes ``"true"``, which the models accept.
     """
-    parser = etree.XMLParser(resolve_entities=False, no_network=True, load_dtd=False,
-                             huge_tree=False)
+    parser = etree.XMLParser(
+        resolve_entities=False, no_network=True, load_dtd=False, huge_tree=False
+    )
     try:
         root = etree.fromstring(raw, parser)
     except etree.XMLSyntaxError as exc:
@@ -169,8 +175,10 @@ def _item_name(field: str) -> str:
 
 def to_xml(body: Any, root: str, item: str = "item") -> bytes:
     """Render a body as XML in the ASP.NET XmlSerializer shape (``ArrayOfX`` for lists)."""
-    namespaces = ('xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
-                  'xmlns:xsd="http://www.w3.org/2001/XMLSchema"')
+    namespaces = (
+        'xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" '
+        'xmlns:xsd="http://www.w3.org/2001/XMLSchema"'
+    )
     if isinstance(body, list):
         inner = "".join(_xml_element(item, value, "item") for value in body)
         text = f"<ArrayOf{item} {namespaces}>{inner}</ArrayOf{item}>"
@@ -197,16 +205,23 @@ def render(
         content = to_xml(body, root, item)
     else:
         content = json.dumps(body, ensure_ascii=False).encode()
-    return Response(content, status_code=status, media_type=f"{media}; charset=utf-8",
-                    headers=dict(headers or {}))
+    return Response(
+        content,
+        status_code=status,
+        media_type=f"{media}; charset=utf-8",
+        headers=dict(headers or {}),
+    )
 
 
 def render_error(request: Request, error: SandboxHTTPError) -> Response:
     """An error answer: plain text for text errors, else JSON/XML like any body."""
     if error.kind == "text":
-        return Response(str(error.body), status_code=error.status,
-                        media_type="text/plain; charset=utf-8", headers=error.headers)
+        return Response(
+            str(error.body),
+            status_code=error.status,
+            media_type="text/plain; charset=utf-8",
+            headers=error.headers,
+        )
     if isinstance(error.body, dict) and "instance" in error.body and error.body["instance"] is None:
         error.body["instance"] = request.url.path
-    return render(request, error.body, status=error.status, root=error.root,
-                  headers=error.headers)
+    return render(request, error.body, status=error.status, root=error.root, headers=error.headers)
