@@ -166,13 +166,23 @@ def test_sigkill_at_random_points_then_resume(served: ServedSandbox, tmp_path: P
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     counts = []
     for _ in range(4):
+        before = len(sent_messages(base_url, token))
         process = subprocess.Popen(
             [sys.executable, str(script), base_url, token, str(journal), str(n)],
             env=env,
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
         )
-        time.sleep(rng.uniform(1.2, 2.4))
+        # Kill at a random point after this run's first message lands, whatever the
+        # machine's speed (start-up takes a second or more before anything is sent).
+        deadline = time.monotonic() + 60
+        while (
+            process.poll() is None
+            and len(sent_messages(base_url, token)) == before
+            and time.monotonic() < deadline
+        ):
+            time.sleep(0.02)
+        time.sleep(rng.uniform(0.0, 0.4))
         process.send_signal(signal.SIGKILL)
         process.wait()
         counts.append(len(sent_messages(base_url, token)))
