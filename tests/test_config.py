@@ -144,3 +144,15 @@ async def test_nothing_configured_means_the_embedded_sandbox(
         assert await aclient.webhooks.list()
     explicit = sk.Client.sandbox()
     assert explicit.embedded is not None and explicit.embedded is not client.embedded
+
+
+def test_connection_pool_defaults_and_override() -> None:
+    pool = sk.Client("https://api.example.test", "t")._http._transport._pool  # type: ignore[attr-defined]
+    # Idle connections are dropped before common servers' keep-alive timeouts (uvicorn: 5 s),
+    # so a send is never written into a connection the server is closing.
+    assert pool._keepalive_expiry == 4.0
+    assert pool._max_keepalive_connections == 100
+    custom = sk.AsyncClient(
+        "https://api.example.test", "t", limits=httpx.Limits(max_connections=7)
+    )._http._transport._pool  # type: ignore[attr-defined]
+    assert custom._max_connections == 7

@@ -36,6 +36,7 @@ class AsyncClient(ResourceGroups[Async]):
         retry: RetryPolicy | None = None,
         allow_insecure_http: bool = False,
         headers: Mapping[str, str] | None = None,
+        limits: httpx.Limits | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -48,6 +49,7 @@ class AsyncClient(ResourceGroups[Async]):
             allow_insecure_http=allow_insecure_http,
             headers=headers,
             has_transport=transport is not None,
+            limits=limits,
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)

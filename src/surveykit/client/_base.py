@@ -28,7 +28,12 @@ import httpx
 from pydantic import BaseModel
 
 from surveykit.client._auth import BasicTokenAuth
-from surveykit.client._config import DEFAULT_TIMEOUT, check_transport_security, resolve
+from surveykit.client._config import (
+    DEFAULT_LIMITS,
+    DEFAULT_TIMEOUT,
+    check_transport_security,
+    resolve,
+)
 from surveykit.client._retry import NEVER_SENT, RetryPolicy, parse_retry_after
 from surveykit.errors import (
     APIConnectionError,
@@ -363,6 +368,7 @@ class BaseClient:
         allow_insecure_http: bool,
         headers: Mapping[str, str] | None,
         has_transport: bool,
+        limits: httpx.Limits | None = None,
     ) -> None:
         settings = resolve(base_url, token)
         if settings.base_url is None and not has_transport:
@@ -385,6 +391,7 @@ class BaseClient:
         self._timeout = DEFAULT_TIMEOUT if timeout is None else httpx.Timeout(timeout)
         self._retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
         self._headers = {"User-Agent": USER_AGENT, **(headers or {})}
+        self._limits = limits or DEFAULT_LIMITS
 
     @property
     def base_url(self) -> str | None:
@@ -406,6 +413,7 @@ class BaseClient:
             "timeout": self._timeout,
             "headers": self._headers,
             "follow_redirects": False,
+            "limits": self._limits,
         }
 
     def _flow(self, http: httpx.Client | httpx.AsyncClient, spec: APIRequest[T]) -> Flow[T]:

@@ -16,6 +16,13 @@ ENV_TOKEN = "SURVEYKIT_TOKEN"
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 """30 s to read a response (results can be large), 10 s to connect."""
 
+DEFAULT_LIMITS = httpx.Limits(
+    max_connections=100, max_keepalive_connections=100, keepalive_expiry=4.0
+)
+"""Enough idle connections for a batch at concurrency 64 to reuse them, and none reused after
+4 s of idleness: a little under common servers' keep-alive timeouts (uvicorn closes at 5 s),
+so a send is not written into a connection the server is closing (an ambiguous failure)."""
+
 
 @dataclass(frozen=True)
 class Settings:

@@ -34,6 +34,8 @@ class Client(ResourceGroups[Sync]):
         retry: a full :class:`RetryPolicy` instead of ``max_retries``.
         allow_insecure_http: allow a token over plain http to a non-loopback host.
         headers: extra headers on every request.
+        limits: connection pool limits; by default 100 connections, idle ones reused for
+            at most 4 s (see ``DEFAULT_LIMITS``).
         transport: an httpx transport (tests, proxies, the in-process sandbox).
 
     Example:
@@ -52,6 +54,7 @@ class Client(ResourceGroups[Sync]):
         retry: RetryPolicy | None = None,
         allow_insecure_http: bool = False,
         headers: Mapping[str, str] | None = None,
+        limits: httpx.Limits | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -64,6 +67,7 @@ class Client(ResourceGroups[Sync]):
             allow_insecure_http=allow_insecure_http,
             headers=headers,
             has_transport=transport is not None,
+            limits=limits,
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)
