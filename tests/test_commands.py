@@ -144,3 +144,17 @@ def test_listen_prints_its_url_and_stops(tmp_path: Path) -> None:
         process.terminate()
         process.wait(timeout=10)
     assert (tmp_path / "ev.sqlite").exists()
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet"])
+def test_import_reads_csv_excel_and_parquet(tmp_path: Path, suffix: str) -> None:
+    people = pd.DataFrame({"First Name": ["Ana", "Bo"], "Phone": ["07911 123001", "12345"]})
+    source = tmp_path / f"people{suffix}"
+    {
+        ".csv": lambda p: people.to_csv(p, index=False),
+        ".xlsx": lambda p: people.to_excel(p, index=False),
+        ".parquet": lambda p: people.to_parquet(p, index=False),
+    }[suffix](source)
+    invoke("import", "CSAT-SMS-2026", str(source), "--region", "GB")
+    outcome = pd.read_csv(tmp_path / "people.import.csv", dtype=str)
+    assert outcome["status"].tolist() == ["Success", "rejected"]
