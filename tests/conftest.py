@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
+from hypothesis import settings
 
 from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit.client import AsyncClient, Client
 from surveykit.sandbox import Sandbox
+
+# The test command explores the same examples on every run, so a submission's CI result
+# depends on its code alone; `HYPOTHESIS_PROFILE=explore` searches new examples at random
+# (run it before landing a change to a parser or a model).
+settings.register_profile("default", derandomize=True, print_blob=True)
+settings.register_profile("explore", derandomize=False, max_examples=2000, print_blob=True)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 
 
 @pytest.fixture

@@ -146,3 +146,27 @@ def test_channel_is_category_and_respondent_fields_text() -> None:
     assert back["respondentId"].dtype == STRING
     assert isinstance(back["channel"].dtype, pd.CategoricalDtype)
     assert back["firstName"].dtype == STRING
+
+
+def test_declared_float_reads_infinity_and_any_decimal_spelling() -> None:
+    # Found by the round-trip property: a float column holding only infinity.
+    back = read_results(b"Q1\ninf\n-inf\n", dtypes={"Q1": "float64"})
+    assert back["Q1"].tolist() == [float("inf"), float("-inf")]
+    back = read_results(b"Q1\n1.50\n2\n", dtypes={"Q1": "float64"})
+    assert back["Q1"].tolist() == [1.5, 2.0]
+    # Without a declared type an all-infinity column stays text; "1.50" too.
+    assert read_results(b"Q1\ninf\n")["Q1"].dtype == STRING
+    from surveykit import ResultsParseError
+
+    with pytest.raises(ResultsParseError, match=r"'abc'.*record 1"):
+        read_results(b"Q1\n1.5\nabc\n", dtypes={"Q1": "float64"})
+
+
+def test_round_trip_of_a_float_column_of_only_infinity() -> None:
+    df = pd.DataFrame({"Q1": pd.array([float("inf")], dtype="float64")})
+    from surveykit.results import results_dtypes, write_results
+
+    for fmt in ("CSV", "PIPE", "TAB", "XML", "JSON"):
+        payload = b"".join(write_results(df, fmt))
+        back = read_results(payload, fmt, dtypes=results_dtypes(df))
+        pd.testing.assert_frame_equal(back, df, obj=fmt)

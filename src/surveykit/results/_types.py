@@ -12,7 +12,7 @@ import datetime as dt
 import math
 import os
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
@@ -274,6 +274,8 @@ def _parse_bool(arr: Column) -> Any:
 
 
 def _parse_float(arr: Column) -> Any:
+    # Inference: only the exact text the writer makes, with at least one finite value
+    # (a column of "inf" alone is more likely text than numbers).
     if not _all_true(pc.match_substring_regex(arr, _FLOAT_RE)):
         return None
     finite = False
@@ -297,6 +299,17 @@ _PARSERS: Final = {
     "float64": _parse_float,
     "datetime": _parse_datetime,
 }
+
+
+def _parse_given_float(arr: Column) -> Any:
+    # A caller who declares float64 gets any decimal spelling, "inf" and "nan" included.
+    return _cast(arr, pa.float64())
+
+
+def _parser(plan: ColumnPlan) -> Callable[[Column], Any]:
+    if plan.forced and plan.type == "float64":
+        return _parse_given_float
+    return _PARSERS[plan.type]
 
 
 def _try(kind: str, arr: Column) -> Any:
@@ -431,7 +444,7 @@ def _one_column(
         plan = ColumnPlan(name, given or "string", forced=True)
     if typed is None and plan.type in _PARSERS:
         typed = (
-            _PARSERS[plan.type](arr)
+            _parser(plan)(arr)
             if arr.null_count < len(arr)
             else _typed_nulls(plan.type, len(arr))
         )
@@ -445,9 +458,8 @@ def _typed_nulls(kind: str, n: int) -> Any:
     return pa.chunked_array([pa.nulls(n, target.get(kind, _UTC))])
 
 
-def _first_failure(arr: Column, kind: str) -> int:
+def _first_failure(arr: Column, parse: Callable[[Column], Any]) -> int:
     # Bisection: about two passes of the parser, even over millions of values.
-    parse = _PARSERS[kind]
     lo, hi = 0, len(arr)
     while hi - lo > 1:
         mid = (lo + hi) // 2
@@ -460,7 +472,7 @@ def _first_failure(arr: Column, kind: str) -> int:
 
 
 def _type_error(plan: ColumnPlan, arr: Column, format: str, first_record: int) -> ResultsParseError:
-    index = _first_failure(arr, plan.type)
+    index = _first_failure(arr, _parser(plan))
     value = arr[index].as_py()
     origin = "the type given in dtypes" if plan.forced else "the type decided from the first chunk"
     return ResultsParseError(
