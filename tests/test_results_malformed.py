@@ -246,3 +246,17 @@ def test_xml_too_deep_refused() -> None:
     payload = b"<Results>" + b"<a>" * 5000 + b"</a>" * 5000 + b"</Results>"
     with pytest.raises(ResultsParseError):
         read_results(payload)
+
+
+@pytest.mark.parametrize("chunked", [False, True])
+def test_a_cut_inside_the_last_columns_quotes_is_detected(chunked: bool) -> None:
+    # pyarrow reads an open quote to the end of the payload without complaint; the
+    # reader must notice, whether the last value ends with a line break or not.
+    def read(payload: bytes) -> pd.DataFrame:
+        return outcome(iter([payload[:5], payload[5:]]) if chunked else payload, "CSV")  # type: ignore[arg-type]
+
+    for cut in (b'a,b\n1,"x\n', b'a,b\n1,"x\r\n', b'a,b\n1,"x\ny\n', b'a,b\n1,2\n3,"""x\n'):
+        assert isinstance(read(cut), ResultsParseError), cut
+    whole = read(b'a,b\n1,"x\n"\n2,"y\r\n"\n')
+    assert not isinstance(whole, ResultsParseError)
+    assert whole["b"].tolist() == ["x\n", "y\r\n"]

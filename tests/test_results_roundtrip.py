@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import io
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pandas as pd
@@ -139,3 +141,78 @@ def test_writer_accepts_iterable_of_frames() -> None:
 def test_writer_refuses(frame: pd.DataFrame, message: str) -> None:
     with pytest.raises(ValueError, match=message):
         encode(frame, "XML")
+
+
+@contextmanager
+def tiny_type_sample() -> Iterator[None]:
+    """Predict CSV column types from the first ~64 bytes, so later rows can prove it wrong."""
+    from surveykit.results import _csv
+
+    old = _csv.SAMPLE_BYTES
+    _csv.SAMPLE_BYTES = 64
+    try:
+        yield
+    finally:
+        _csv.SAMPLE_BYTES = old
+
+
+@SETTINGS
+@given(df=tables(), fmt=st.sampled_from(["CSV", "PIPE", "TAB"]))
+def test_types_predicted_from_the_first_rows_never_change_the_frame(
+    df: pd.DataFrame, fmt: str
+) -> None:
+    payload = encode(df, fmt)
+    expected = read_results(iter([payload]), fmt)  # a streamed source: no prediction
+    with tiny_type_sample():
+        pd.testing.assert_frame_equal(read_results(payload, fmt), expected)
+    pd.testing.assert_frame_equal(read_results(payload, fmt), expected)
+
+
+def _column(header: str, first: list[str], later: list[str]) -> bytes:
+    # Enough first rows to fill the 64-byte sample, then the rows that decide.
+    return (header + "\n" + "\n".join(first * 20 + later) + "\n").encode()
+
+
+@pytest.mark.parametrize(
+    ("payload", "kind", "last"),
+    [
+        # Predicted datetime, then a value that is not one: text, every value kept.
+        (
+            _column(
+                "Q1",
+                [f"2024-08-07T{h:02}:{m:02}:26Z" for h in range(2) for m in range(40)],
+                ["soon"],
+            ),
+            "string",
+            "soon",
+        ),
+        # Predicted boolean, then a third answer: a category of the three.
+        (_column("Q1", ["true", "false"], ["maybe"]), "category", "maybe"),
+        # Predicted category, then too many distinct answers: text.
+        (_column("Q1", ["a", "b"], [f"v{i}" for i in range(100)]), "string", "v99"),
+        # "inf" alone predicts nothing: a later finite value makes the column float.
+        (_column("Q1", ["inf"], ["1.5"]), "float64", 1.5),
+        # channel is a category whatever its number of distinct values.
+        (_column("channel", ["SMS"], [f"c{i}" for i in range(100)]), "category", "c99"),
+        # A quoted empty string is not a missing value, even in a predicted column.
+        (_column("Q1", ["true"], ['""']), "category", ""),
+    ],
+    ids=[
+        "datetime-then-text",
+        "bool-then-third",
+        "category-then-many",
+        "inf",
+        "channel",
+        "quoted-empty",
+    ],
+)
+def test_a_wrong_prediction_reads_the_column_by_the_whole_column_rules(
+    payload: bytes, kind: str, last: object
+) -> None:
+    with tiny_type_sample():
+        back = read_results(payload, "CSV")
+    column = back.iloc[:, 0]
+    assert {"str": "string"}.get(column.dtype.name, column.dtype.name) == kind
+    assert column.iloc[-1] == last
+    assert len(back) == payload.count(b"\n") - 1
+    pd.testing.assert_frame_equal(back, read_results(iter([payload]), "CSV"))

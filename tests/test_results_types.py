@@ -108,6 +108,11 @@ def test_naive_timestamps_stay_text() -> None:
         (["1", "007"], "string"),
         (["1", "+1"], "string"),
         (["-0"], "string"),
+        (["0", "00"], "string"),
+        (["1", "0x7"], "string"),  # pyarrow's cast reads hexadecimal
+        (["-0x7"], "string"),
+        (["-007", "5"], "string"),
+        (["0", "-9223372036854775808", "9223372036854775807"], "Int64"),
         (["99999999999999999999"], "string"),  # beyond int64: no silent overflow
         (["1.5", "-0.25", "1e+16", None], "float64"),
         (["1.50"], "string"),

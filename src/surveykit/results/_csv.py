@@ -9,7 +9,7 @@ last one: a payload that stops elsewhere, or inside a quoted field, was cut shor
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Final
 
 import pyarrow as pa
@@ -20,6 +20,12 @@ from surveykit.results._common import RawChunk, generated_names, line_of
 from surveykit.results._source import DELIMITERS, ChunkFile, Payload
 
 _MAX_HEADER: Final = 16 << 20
+# Bytes of the payload whose rows predict column types (see iter_csv's ``predict``).
+SAMPLE_BYTES = 256 << 10
+
+#: Given the column names and the text of the first rows, the arrow type to parse some
+#: columns into (by position); see :func:`surveykit.results._types.predict_types`.
+Predictor = Callable[[list[str], list[pa.Array]], dict[int, pa.DataType]]
 
 
 class _Tracker:
@@ -37,6 +43,21 @@ class _Tracker:
             self.total += len(chunk)
             self.last = chunk[-1:]
             yield chunk
+
+
+def _maybe_open_at_end(table: pa.Table) -> bool:
+    """Whether a payload ending in a line break might have been cut inside a quote.
+
+    pyarrow reads an unterminated quoted field to the end of the payload, so a payload
+    cut inside quotes (and ending in a line break) gives a last row whose last value
+    ends with that line break (a cut in an earlier column leaves the row short, which
+    pyarrow refuses). A last value that does not end with CR or LF rules the cut out
+    without counting every quote of the payload.
+    """
+    if table.num_rows == 0 or table.num_columns == 0:
+        return True
+    value = table.column(table.num_columns - 1)[table.num_rows - 1].as_py()
+    return isinstance(value, str) and value.endswith(("\n", "\r"))
 
 
 def _first_record(head: bytes, delim: int) -> tuple[list[bytes], int] | None:
@@ -114,8 +135,14 @@ def iter_csv(
     header: bool,
     names: Sequence[str] | None,
     streaming: bool,
+    predict: Predictor | None = None,
 ) -> Iterator[RawChunk]:
-    """Parse delimited results into text columns (one chunk, or many when streaming)."""
+    """Parse delimited results into text columns (one chunk, or many when streaming).
+
+    With ``predict`` (a whole payload in memory only), the first rows are read as text,
+    ``predict`` names the columns to parse straight into a type, and the payload is read
+    with those types; if a later value does not convert, it is read again as text.
+    """
     delim = DELIMITERS[fmt]
     raw_header = _header(payload, fmt, delim[0])
     ncols = len(raw_header)
@@ -150,6 +177,8 @@ def iter_csv(
         strings_can_be_null=True,
         quoted_strings_can_be_null=False,
         null_values=[""],
+        true_values=["true"],
+        false_values=["false"],
         check_utf8=True,
     )
     data = payload.data
@@ -172,9 +201,11 @@ def iter_csv(
             offset=where,
         )
 
-    def end_checks() -> None:
+    def end_checks(table: pa.Table | None = None) -> None:
         if data is not None:
-            quotes = data.count(b'"') if isinstance(data, bytes) else bytes(data).count(b'"')
+            quotes = 0
+            if table is None or _maybe_open_at_end(table):
+                quotes = data.count(b'"') if isinstance(data, bytes) else bytes(data).count(b'"')
             last = bytes(data[-1:])
         else:
             assert tracker is not None
@@ -185,16 +216,34 @@ def iter_csv(
             raise fail(None, "the last record has no line break: the payload was cut short")
 
     if not streaming:
-        try:
-            table = pacsv.read_csv(
-                stream,
+        predicted: dict[int, pa.DataType] = {}
+        if predict is not None and data is not None:
+            sample = _sample(data, ncols, header, parse_options, convert_options)
+            if sample is not None:
+                predicted = predict(list(names), sample)
+
+        def read(types: dict[int, pa.DataType]) -> pa.Table:
+            convert_options.column_types = {
+                name: types.get(j, pa.large_string()) for j, name in enumerate(internal)
+            }
+            source = stream if data is None else pa.BufferReader(pa.py_buffer(data))
+            return pacsv.read_csv(
+                source,
                 read_options=read_options,
                 parse_options=parse_options,
                 convert_options=convert_options,
             )
+
+        try:
+            try:
+                table = read(predicted)
+            except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError):
+                if not predicted:
+                    raise
+                table = read({})  # a later value did not fit the prediction
         except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
             raise fail(exc, f"cannot parse: {exc}") from exc
-        end_checks()
+        end_checks(table)
         yield RawChunk(names, [table.column(i) for i in range(ncols)], table.num_rows)
         return
 
@@ -222,6 +271,44 @@ def iter_csv(
     end_checks()
     if pending is not None:
         yield RawChunk(names, pending.columns, pending.num_rows)
+
+
+def _sample(
+    data: bytes | memoryview,
+    ncols: int,
+    header: bool,
+    parse_options: pacsv.ParseOptions,
+    convert_options: pacsv.ConvertOptions,
+) -> list[pa.Array] | None:
+    """The text of the first rows (whole rows only), or None if they do not parse."""
+    # A block of SAMPLE_BYTES out of twice as many: the reader hands back the rows that
+    # end inside the first block and keeps the rest, so no row is cut.
+    head = memoryview(data)[: 2 * SAMPLE_BYTES]
+    internal = [f"f{i}" for i in range(ncols)]
+    options = pacsv.ReadOptions(
+        column_names=internal,
+        skip_rows=1 if header else 0,
+        use_threads=False,
+        block_size=SAMPLE_BYTES,
+    )
+    text = pacsv.ConvertOptions(
+        column_types=dict.fromkeys(internal, pa.large_string()),
+        strings_can_be_null=convert_options.strings_can_be_null,
+        quoted_strings_can_be_null=convert_options.quoted_strings_can_be_null,
+        null_values=convert_options.null_values,
+        check_utf8=True,
+    )
+    try:
+        reader = pacsv.open_csv(
+            pa.BufferReader(pa.py_buffer(head)),
+            read_options=options,
+            parse_options=parse_options,
+            convert_options=text,
+        )
+        batch = reader.read_next_batch()
+    except (pa.ArrowException, StopIteration, UnicodeDecodeError):
+        return None
+    return list(batch.columns)
 
 
 def diagnose(

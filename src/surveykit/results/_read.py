@@ -10,7 +10,7 @@ import pyarrow as pa
 
 from surveykit.errors import ResultsParseError
 from surveykit.results._common import RawChunk
-from surveykit.results._csv import iter_csv
+from surveykit.results._csv import Predictor, iter_csv
 from surveykit.results._json import iter_json
 from surveykit.results._source import (
     DELIMITERS,
@@ -21,7 +21,7 @@ from surveykit.results._source import (
     normalize_format,
     sniff,
 )
-from surveykit.results._types import ColumnPlan, build_frame, check_names
+from surveykit.results._types import ColumnPlan, build_frame, check_names, predict_types
 from surveykit.results._xml import iter_xml
 
 
@@ -132,10 +132,17 @@ def _format(payload: Payload, given: str | None) -> str | None:
 
 
 def _raw(
-    payload: Payload, fmt: str, header: bool, names: Sequence[str] | None, streaming: bool
+    payload: Payload,
+    fmt: str,
+    header: bool,
+    names: Sequence[str] | None,
+    streaming: bool,
+    predict: Predictor | None = None,
 ) -> Iterator[RawChunk]:
     if fmt in DELIMITERS:
-        yield from iter_csv(payload, fmt, header=header, names=names, streaming=streaming)
+        yield from iter_csv(
+            payload, fmt, header=header, names=names, streaming=streaming, predict=predict
+        )
         return
     chunks = (
         iter_xml(payload, names=names, streaming=streaming)
@@ -163,7 +170,11 @@ def _read_whole(
 ) -> pd.DataFrame:
     if fmt is None:
         return pd.DataFrame()
-    raws = list(_raw(payload, fmt, header, names, streaming=False))
+
+    def predict(col_names: list[str], sample: list[pa.Array]) -> dict[int, pa.DataType]:
+        return predict_types(col_names, sample, dtypes=dtypes, infer=infer)
+
+    raws = list(_raw(payload, fmt, header, names, streaming=False, predict=predict))
     raw = raws[0] if len(raws) == 1 else _concat(raws, fmt)
     check_names(raw.names, format=fmt)
     frame, _ = build_frame(

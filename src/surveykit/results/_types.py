@@ -248,21 +248,14 @@ def _cast(arr: Column, target: pa.DataType) -> Any:
         return None
 
 
-_POW10: Final = np.array([10**k for k in range(1, 19)], dtype=np.uint64)
-
-
 def _parse_int(arr: Column) -> Any:
     ints = _cast(arr, pa.int64())
     if ints is None:
         return None
-    # Canonical text only ("007", "+7", "-0", " 7" are longer than the canonical form):
-    # compare each text's length with the number of characters the value needs.
-    values = pc.fill_null(ints, 0).to_numpy()
-    magnitude = np.abs(values).view(np.uint64)  # int64 min stays right as uint64
-    needed = np.searchsorted(_POW10, magnitude, side="right") + 1 + (values < 0)
-    lengths = pc.fill_null(pc.binary_length(arr), 0).to_numpy()
-    valid = pc.is_valid(arr).to_numpy()
-    if not np.array_equal(lengths[valid], needed[valid]):
+    # Canonical text only. The cast also takes "007", "-0" and "0x7" (it refuses "+7" and
+    # spaces): every such spelling starts with "0" and has more characters, or with "-0".
+    zero_first = pc.and_(pc.starts_with(arr, "0"), pc.greater(pc.binary_length(arr), 1))
+    if pc.any(pc.or_(zero_first, pc.starts_with(arr, "-0"))).as_py():
         return None
     return ints
 
@@ -341,8 +334,7 @@ def _few_distinct(arr: Column) -> Any:
 
 def _infer(name: str, arr: Column) -> tuple[TypeName, Any]:
     """The inferred type, and the typed arrow array when inference had to build it."""
-    low = name.lower()
-    if low in _ALWAYS_CATEGORY:
+    if _is_always_category(name):
         return "category", None
     if _is_text_name(name):
         return "string", None
@@ -356,6 +348,76 @@ def _infer(name: str, arr: Column) -> tuple[TypeName, Any]:
         if encoded is not None:
             return "category", encoded
     return "string", None
+
+
+#: Arrow types a delimited reader can produce while parsing, for a type predicted from
+#: the first rows. The whole column is still checked against the rules: the reader
+#: refuses a value that does not convert, and a category keeps its distinct-value limit.
+_CATEGORY_ARROW: Final = pa.dictionary(pa.int32(), pa.large_string())
+_PREDICTABLE: Final[dict[str, pa.DataType]] = {
+    "boolean": pa.bool_(),
+    "datetime": _UTC,
+    "category": _CATEGORY_ARROW,
+}
+
+
+def _fails_float_per_value(arr: Column) -> bool:
+    # _parse_float also needs one finite value: a sample of "inf" alone says nothing
+    # about the rest of the column, any other misfit does.
+    if not _all_true(pc.match_substring_regex(arr, _FLOAT_RE)):
+        return True
+    for text in pc.unique(arr).to_pylist():
+        if text is not None and (math.isnan(value := float(text)) or repr(value) != text):
+            return True
+    return False
+
+
+def predict_types(
+    names: Sequence[str],
+    sample: Sequence[Column],
+    *,
+    dtypes: Mapping[str, Any] | None,
+    infer: bool,
+) -> dict[int, pa.DataType]:
+    """Arrow types for a reader to parse columns straight into, from their first rows.
+
+    Only types whose decision on the whole column the reader itself makes exactly are
+    predicted: ``boolean`` and ``datetime`` (every value must convert, or the reader
+    fails and the caller reads text), and ``category`` (dictionary-encoded while
+    parsing, then checked by :func:`build_frame`). A sample that already fails the
+    boolean, integer and float rules means the whole column fails them.
+    """
+    if not infer:
+        return {}
+    out: dict[int, pa.DataType] = {}
+    for j, (name, arr) in enumerate(zip(names, sample, strict=True)):
+        if name in (dtypes or {}):
+            continue
+        arr = _large(arr)
+        kind, _ = _infer(name, arr)
+        if kind == "category" and not (_is_always_category(name) or _fails_float_per_value(arr)):
+            continue
+        if kind in _PREDICTABLE:
+            out[j] = _PREDICTABLE[kind]
+    return out
+
+
+def _is_always_category(name: str) -> bool:
+    return name.lower() in _ALWAYS_CATEGORY
+
+
+def _from_reader(name: str, arr: Column) -> tuple[ColumnPlan, Any]:
+    """Finish a column the reader typed as :func:`predict_types` asked."""
+    if pa.types.is_dictionary(arr.type):
+        encoded = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+        n, valid = len(encoded.dictionary), len(encoded) - encoded.null_count
+        if _is_always_category(name) or (n <= CATEGORY_MAX_DISTINCT and n * 2 <= valid):
+            return ColumnPlan(name, "category", forced=False), _pandas("category", arr, encoded)
+        # Too many distinct values after all: text (the sample ruled the others out).
+        text = _large(encoded.cast(pa.large_string()))
+        return ColumnPlan(name, "string", forced=False), _pandas("string", text, None)
+    kind: TypeName = "boolean" if pa.types.is_boolean(arr.type) else "datetime"
+    return ColumnPlan(name, kind, forced=False), _pandas(kind, arr, arr)
 
 
 def infer_type(name: str, arr: Column) -> TypeName:
@@ -380,6 +442,10 @@ def infer_type(name: str, arr: Column) -> TypeName:
     Text such as ``"N/A"``, ``"null"``, ``"None"``, ``"NA"`` is never a missing value.
     """
     return _infer(name, _large(arr))[0]
+
+
+def _is_text(t: pa.DataType) -> bool:
+    return bool(pa.types.is_large_string(t) or pa.types.is_string(t) or pa.types.is_null(t))
 
 
 def _large(arr: Column) -> Any:
@@ -433,6 +499,10 @@ def _one_column(
     format: str,
     first_record: int,
 ) -> tuple[ColumnPlan, Any]:
+    if not _is_text(arr.type):
+        # Only the reader's own predicted types get here (never with a plan or a dtype).
+        assert plan is None and given is None
+        return _from_reader(name, arr)
     arr = _large(arr)
     typed = None
     if plan is None and given is None:
@@ -444,9 +514,7 @@ def _one_column(
         plan = ColumnPlan(name, given or "string", forced=True)
     if typed is None and plan.type in _PARSERS:
         typed = (
-            _parser(plan)(arr)
-            if arr.null_count < len(arr)
-            else _typed_nulls(plan.type, len(arr))
+            _parser(plan)(arr) if arr.null_count < len(arr) else _typed_nulls(plan.type, len(arr))
         )
         if typed is None:
             raise _type_error(plan, arr, format, first_record)
