@@ -196,6 +196,14 @@ def _column(header: str, first: list[str], later: list[str]) -> bytes:
         (_column("channel", ["SMS"], [f"c{i}" for i in range(100)]), "category", "c99"),
         # A quoted empty string is not a missing value, even in a predicted column.
         (_column("Q1", ["true"], ['""']), "category", ""),
+        # Predicted integers: more distinct values later is fine...
+        (_column("Q1", ["1", "2"], [str(i) for i in range(1000)]), "Int64", 999),
+        # ... a leading zero, a decimal or an empty string later is not.
+        (_column("Q1", ["1", "2"], ["007"]), "category", "007"),
+        (_column("Q1", ["1", "2"], ["2.5"]), "category", "2.5"),
+        (_column("Q1", ["1", "2"], ['""']), "category", ""),
+        # sortOrder is a respondent field: text, never a category.
+        (_column("sortOrder", ["1", "2"], ["x"]), "string", "x"),
     ],
     ids=[
         "datetime-then-text",
@@ -204,6 +212,11 @@ def _column(header: str, first: list[str], later: list[str]) -> bytes:
         "inf",
         "channel",
         "quoted-empty",
+        "int-many",
+        "int-then-zero-padded",
+        "int-then-decimal",
+        "int-then-empty",
+        "respondent-int-then-text",
     ],
 )
 def test_a_wrong_prediction_reads_the_column_by_the_whole_column_rules(

@@ -3,18 +3,25 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import pyarrow as pa
+
+from surveykit.results._types import TypeName
 
 
 @dataclass
 class RawChunk:
-    """Rows of text columns: ``null`` = missing, ``""`` = empty string."""
+    """Rows of text columns: ``null`` = missing, ``""`` = empty string.
+
+    ``predicted`` maps the position of a column the reader parsed into a predicted type
+    (see ``_types.predict_types``) to that type; every other column is text.
+    """
 
     names: list[str]
     columns: Sequence[pa.Array | pa.ChunkedArray]
     nrows: int
+    predicted: dict[int, TypeName] = field(default_factory=dict)
 
 
 def generated_names(count: int) -> list[str]:

@@ -18,14 +18,15 @@ import pyarrow.csv as pacsv
 from surveykit.errors import ResultsParseError
 from surveykit.results._common import RawChunk, generated_names, line_of
 from surveykit.results._source import DELIMITERS, ChunkFile, Payload
+from surveykit.results._types import TypeName, reader_type
 
 _MAX_HEADER: Final = 16 << 20
 # Bytes of the payload whose rows predict column types (see iter_csv's ``predict``).
 SAMPLE_BYTES = 256 << 10
 
-#: Given the column names and the text of the first rows, the arrow type to parse some
-#: columns into (by position); see :func:`surveykit.results._types.predict_types`.
-Predictor = Callable[[list[str], list[pa.Array]], dict[int, pa.DataType]]
+#: Given the column names and the text of the first rows, the type to parse some columns
+#: into (by position); see :func:`surveykit.results._types.predict_types`.
+Predictor = Callable[[list[str], list[pa.Array]], dict[int, TypeName]]
 
 
 class _Tracker:
@@ -216,15 +217,16 @@ def iter_csv(
             raise fail(None, "the last record has no line break: the payload was cut short")
 
     if not streaming:
-        predicted: dict[int, pa.DataType] = {}
+        predicted: dict[int, TypeName] = {}
         if predict is not None and data is not None:
             sample = _sample(data, ncols, header, parse_options, convert_options)
             if sample is not None:
                 predicted = predict(list(names), sample)
 
-        def read(types: dict[int, pa.DataType]) -> pa.Table:
+        def read(kinds: dict[int, TypeName]) -> pa.Table:
             convert_options.column_types = {
-                name: types.get(j, pa.large_string()) for j, name in enumerate(internal)
+                name: reader_type(kinds[j]) if j in kinds else pa.large_string()
+                for j, name in enumerate(internal)
             }
             source = stream if data is None else pa.BufferReader(pa.py_buffer(data))
             return pacsv.read_csv(
@@ -240,11 +242,13 @@ def iter_csv(
             except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError):
                 if not predicted:
                     raise
-                table = read({})  # a later value did not fit the prediction
+                predicted = {}
+                table = read({})  # a later value did not convert as predicted
         except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
             raise fail(exc, f"cannot parse: {exc}") from exc
         end_checks(table)
-        yield RawChunk(names, [table.column(i) for i in range(ncols)], table.num_rows)
+        columns = [table.column(i) for i in range(ncols)]
+        yield RawChunk(names, columns, table.num_rows, dict(predicted))
         return
 
     read_options.use_threads = False

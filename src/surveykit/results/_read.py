@@ -21,7 +21,13 @@ from surveykit.results._source import (
     normalize_format,
     sniff,
 )
-from surveykit.results._types import ColumnPlan, build_frame, check_names, predict_types
+from surveykit.results._types import (
+    ColumnPlan,
+    TypeName,
+    build_frame,
+    check_names,
+    predict_types,
+)
 from surveykit.results._xml import iter_xml
 
 
@@ -171,7 +177,7 @@ def _read_whole(
     if fmt is None:
         return pd.DataFrame()
 
-    def predict(col_names: list[str], sample: list[pa.Array]) -> dict[int, pa.DataType]:
+    def predict(col_names: list[str], sample: list[pa.Array]) -> dict[int, TypeName]:
         return predict_types(col_names, sample, dtypes=dtypes, infer=infer)
 
     raws = list(_raw(payload, fmt, header, names, streaming=False, predict=predict))
@@ -185,6 +191,7 @@ def _read_whole(
         plans=None,
         format=fmt,
         nrows=raw.nrows,
+        predicted=raw.predicted,
     )
     return frame
 

@@ -250,14 +250,37 @@ def _cast(arr: Column, target: pa.DataType) -> Any:
 
 def _parse_int(arr: Column) -> Any:
     ints = _cast(arr, pa.int64())
-    if ints is None:
-        return None
-    # Canonical text only. The cast also takes "007", "-0" and "0x7" (it refuses "+7" and
-    # spaces): every such spelling starts with "0" and has more characters, or with "-0".
-    zero_first = pc.and_(pc.starts_with(arr, "0"), pc.greater(pc.binary_length(arr), 1))
-    if pc.any(pc.or_(zero_first, pc.starts_with(arr, "-0"))).as_py():
+    if ints is None or not _canonical_ints(arr, ints):
         return None
     return ints
+
+
+def _canonical_ints(arr: Column, ints: Any) -> bool:
+    """Whether every text is the canonical spelling of its integer.
+
+    The cast also takes "007", "-0" and "0x7" (not "+7" or spaces), and every such
+    spelling is longer than the canonical one: the texts are canonical exactly when
+    their total length is the total of the canonical lengths.
+    """
+    low, high = (v.as_py() for v in pc.min_max(ints).values())
+    if low is None:
+        return True
+    biggest = max(abs(low), abs(high))
+    text_length = pc.sum(pc.binary_length(arr)).as_py() or 0
+    if biggest >= 10**4:
+        # Many digits: cheaper to look for the few bad first characters directly.
+        zero_first = pc.and_(pc.starts_with(arr, "0"), pc.greater(pc.binary_length(arr), 1))
+        return not pc.any(pc.or_(zero_first, pc.starts_with(arr, "-0"))).as_py()
+
+    def count(mask: Any) -> int:
+        return int(pc.sum(mask).as_py() or 0)
+
+    needed = len(ints) - ints.null_count + count(pc.less(ints, 0))
+    power = 10
+    while power <= biggest:
+        needed += count(pc.greater_equal(ints, power)) + count(pc.less_equal(ints, -power))
+        power *= 10
+    return bool(text_length == needed)
 
 
 def _parse_bool(arr: Column) -> Any:
@@ -309,10 +332,31 @@ def _try(kind: str, arr: Column) -> Any:
     """The typed column, or None when a value does not fit (a sample is tried first)."""
     if arr.null_count == len(arr):
         return None
+    first = _first_value(arr)
+    if first is not None and not _QUICK[kind](first):
+        return None  # the first value already fails: no need to run the parser
     parse = _PARSERS[kind]
     if len(arr) > _SAMPLE and parse(arr.slice(0, _SAMPLE)) is None:
         return None
     return parse(arr)
+
+
+def _first_value(arr: Column) -> str | None:
+    for value in arr.slice(0, 64).to_pylist():
+        if value is not None:
+            return str(value)
+    return None
+
+
+_INT_TEXT: Final = re.compile(r"-?[0-9]+")
+_FLOAT_TEXT: Final = re.compile(_FLOAT_RE)
+# A necessary condition per kind, on one value (pyarrow's ISO 8601 parser needs YYYY-MM-DD).
+_QUICK: Final[dict[str, Callable[[str], bool]]] = {
+    "boolean": lambda v: v in ("true", "false"),
+    "Int64": lambda v: _INT_TEXT.fullmatch(v) is not None,
+    "float64": lambda v: _FLOAT_TEXT.match(v) is not None,
+    "datetime": lambda v: len(v) >= 10 and v[4] == "-" and v[7] == "-",
+}
 
 
 def _encode(arr: Column) -> Any:
@@ -350,15 +394,17 @@ def _infer(name: str, arr: Column) -> tuple[TypeName, Any]:
     return "string", None
 
 
-#: Arrow types a delimited reader can produce while parsing, for a type predicted from
-#: the first rows. The whole column is still checked against the rules: the reader
-#: refuses a value that does not convert, and a category keeps its distinct-value limit.
-_CATEGORY_ARROW: Final = pa.dictionary(pa.int32(), pa.large_string())
-_PREDICTABLE: Final[dict[str, pa.DataType]] = {
-    "boolean": pa.bool_(),
-    "datetime": _UTC,
-    "category": _CATEGORY_ARROW,
-}
+_DICTIONARY: Final = pa.dictionary(pa.int32(), pa.large_string())
+
+
+def reader_type(kind: TypeName) -> pa.DataType:
+    """The arrow type a delimited reader parses a column predicted as ``kind`` into.
+
+    Booleans and datetimes are converted by the reader (a value that does not convert
+    fails the read, and the caller reads text instead); categories and integers are
+    dictionary-encoded text, checked on the whole column afterwards.
+    """
+    return {"boolean": pa.bool_(), "datetime": _UTC}.get(kind, _DICTIONARY)
 
 
 def _fails_float_per_value(arr: Column) -> bool:
@@ -378,18 +424,19 @@ def predict_types(
     *,
     dtypes: Mapping[str, Any] | None,
     infer: bool,
-) -> dict[int, pa.DataType]:
-    """Arrow types for a reader to parse columns straight into, from their first rows.
+) -> dict[int, TypeName]:
+    """Column types (by position) predicted from the first rows, for a reader to parse into.
 
-    Only types whose decision on the whole column the reader itself makes exactly are
-    predicted: ``boolean`` and ``datetime`` (every value must convert, or the reader
-    fails and the caller reads text), and ``category`` (dictionary-encoded while
-    parsing, then checked by :func:`build_frame`). A sample that already fails the
-    boolean, integer and float rules means the whole column fails them.
+    The whole column still decides: :func:`build_frame` checks every value of a
+    predicted column against the rules of :func:`infer_type` and falls back to them
+    when the prediction was wrong, so a prediction changes the speed, never the frame.
+    Predicted: ``boolean``, ``datetime``, ``category``, and ``Int64`` with few distinct
+    values. A sample that fails the boolean, integer and float rules means the whole
+    column fails them (the sample is the column's first rows).
     """
     if not infer:
         return {}
-    out: dict[int, pa.DataType] = {}
+    out: dict[int, TypeName] = {}
     for j, (name, arr) in enumerate(zip(names, sample, strict=True)):
         if name in (dtypes or {}):
             continue
@@ -397,8 +444,10 @@ def predict_types(
         kind, _ = _infer(name, arr)
         if kind == "category" and not (_is_always_category(name) or _fails_float_per_value(arr)):
             continue
-        if kind in _PREDICTABLE:
-            out[j] = _PREDICTABLE[kind]
+        if kind == "Int64" and pc.count_distinct(arr).as_py() > CATEGORY_MAX_DISTINCT:
+            continue
+        if kind in ("boolean", "datetime", "category", "Int64"):
+            out[j] = kind
     return out
 
 
@@ -406,18 +455,25 @@ def _is_always_category(name: str) -> bool:
     return name.lower() in _ALWAYS_CATEGORY
 
 
-def _from_reader(name: str, arr: Column) -> tuple[ColumnPlan, Any]:
-    """Finish a column the reader typed as :func:`predict_types` asked."""
-    if pa.types.is_dictionary(arr.type):
-        encoded = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-        n, valid = len(encoded.dictionary), len(encoded) - encoded.null_count
+def _from_reader(name: str, arr: Column, kind: TypeName) -> tuple[ColumnPlan, Any] | None:
+    """Finish a column the reader parsed as predicted; None if the prediction was wrong."""
+    if kind in ("boolean", "datetime"):
+        return ColumnPlan(name, kind, forced=False), _pandas(kind, arr, arr)
+    encoded = arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
+    n, valid = len(encoded.dictionary), len(encoded) - encoded.null_count
+    if kind == "category":
         if _is_always_category(name) or (n <= CATEGORY_MAX_DISTINCT and n * 2 <= valid):
             return ColumnPlan(name, "category", forced=False), _pandas("category", arr, encoded)
-        # Too many distinct values after all: text (the sample ruled the others out).
-        text = _large(encoded.cast(pa.large_string()))
-        return ColumnPlan(name, "string", forced=False), _pandas("string", text, None)
-    kind: TypeName = "boolean" if pa.types.is_boolean(arr.type) else "datetime"
-    return ColumnPlan(name, kind, forced=False), _pandas(kind, arr, arr)
+        return None
+    # Int64: each distinct text is checked once; every row then looks its value up.
+    values = _parse_int(encoded.dictionary) if n else None
+    if values is None:
+        return None
+    lookup = np.append(values.to_numpy(), 0)
+    indices = pc.fill_null(encoded.indices, n).to_numpy(zero_copy_only=False)
+    return ColumnPlan(name, "Int64", forced=False), pd.arrays.IntegerArray(
+        lookup[indices], indices == n
+    )
 
 
 def infer_type(name: str, arr: Column) -> TypeName:
@@ -444,10 +500,6 @@ def infer_type(name: str, arr: Column) -> TypeName:
     return _infer(name, _large(arr))[0]
 
 
-def _is_text(t: pa.DataType) -> bool:
-    return bool(pa.types.is_large_string(t) or pa.types.is_string(t) or pa.types.is_null(t))
-
-
 def _large(arr: Column) -> Any:
     if isinstance(arr, pa.Array):
         arr = pa.chunked_array([arr], type=arr.type)
@@ -463,20 +515,20 @@ def _pandas(kind: TypeName, arr: Any, typed: Any) -> Any:
         cats = encoded.dictionary
         # Categories sorted by code point, so every format gives the same codes.
         order = pc.sort_indices(cats).to_numpy()
-        rank = np.empty(len(order), dtype=np.int32)
-        rank[order] = np.arange(len(order), dtype=np.int32)
-        codes = pc.fill_null(encoded.indices, -1).to_numpy()
-        if len(order):
-            codes = np.where(codes >= 0, rank[np.maximum(codes, 0)], -1).astype(np.int32)
-        else:
-            codes = np.full(len(codes), -1, dtype=np.int32)
+        n = len(order)
+        # Missing values point one past the end, where the lookup table holds -1.
+        indices = pc.fill_null(encoded.indices, n).to_numpy(zero_copy_only=False)
+        rank = np.empty(n + 1, dtype=np.int32)
+        rank[order] = np.arange(n, dtype=np.int32)
+        rank[n] = -1
+        codes = rank[indices]  # a fresh, writable array, so the frame can be edited later
         sorted_cats = cats.take(pa.array(order)).cast(pa.large_string())
         dtype = pd.CategoricalDtype(
             pd.Index(
                 pd.arrays.ArrowStringArray(pa.chunked_array([sorted_cats])), dtype=STRING_DTYPE
             )
         )
-        return pd.Categorical.from_codes(codes, dtype=dtype)
+        return pd.Categorical.from_codes(codes, dtype=dtype, validate=False)
     if kind == "Int64":
         return pd.arrays.IntegerArray(
             pc.fill_null(typed, 0).to_numpy(), pc.is_null(typed).to_numpy()
@@ -498,11 +550,16 @@ def _one_column(
     infer: bool,
     format: str,
     first_record: int,
+    predicted: TypeName | None = None,
 ) -> tuple[ColumnPlan, Any]:
-    if not _is_text(arr.type):
-        # Only the reader's own predicted types get here (never with a plan or a dtype).
-        assert plan is None and given is None
-        return _from_reader(name, arr)
+    if predicted is not None:
+        # A column the reader parsed as predict_types asked (never with a plan or dtype).
+        assert plan is None and given is None and infer
+        done = _from_reader(name, arr, predicted)
+        if done is not None:
+            return done
+        # Wrong after all: the column's text, typed by the whole-column rules.
+        arr = arr.cast(pa.large_string()) if pa.types.is_dictionary(arr.type) else arr
     arr = _large(arr)
     typed = None
     if plan is None and given is None:
@@ -571,16 +628,24 @@ def build_frame(
     format: str,
     first_record: int = 0,
     nrows: int,
+    predicted: Mapping[int, TypeName] | None = None,
 ) -> tuple[pd.DataFrame, list[ColumnPlan]]:
-    """Type one chunk of text columns into a DataFrame; decide the plans if not given."""
+    """Type one chunk of text columns into a DataFrame; decide the plans if not given.
+
+    ``predicted`` names the columns a reader already parsed into
+    :func:`reader_type` of a type from :func:`predict_types`.
+    """
     given = {k: normalize_type_name(v) for k, v in (dtypes or {}).items()}
+    kinds = predicted or {}
     jobs = [
-        (name, arr, plans[j] if plans is not None else None, given.get(name))
+        (name, arr, plans[j] if plans is not None else None, given.get(name), kinds.get(j))
         for j, (name, arr) in enumerate(zip(names, columns, strict=True))
     ]
     done = list(
         _pool().map(
-            lambda job: _one_column(job[0], job[1], job[2], job[3], infer, format, first_record),
+            lambda job: _one_column(
+                job[0], job[1], job[2], job[3], infer, format, first_record, job[4]
+            ),
             jobs,
         )
     )
