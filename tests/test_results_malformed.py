@@ -144,6 +144,12 @@ def test_streamed_csv_error_has_an_offset() -> None:
         (b"<Results><Result><a>1</a></Result><Result><a>2</a>", 1),
         (b"<Results><Result><a>1</a></Result><Result><a>2</b></Result></Results>", 1),
         (b"<Results><Result><a><b>1</b></a></Result></Results>", 0),
+        (
+            b"<Results>"
+            + b"<Result><a>1</a></Result>" * 3
+            + b"<Result><a>x<b>1</b></a></Result><Result><a>1</a></Result></Results>",
+            3,
+        ),
         (b"<Results><Result><a>1</a><a>2</a></Result></Results>", 0),
         (b"<Results><Result><a>&unknown;</a></Result></Results>", 0),
         (b"<Other><Result><a>1</a></Result></Other>", 1),
@@ -153,6 +159,7 @@ def test_streamed_csv_error_has_an_offset() -> None:
         "not-closed",
         "mismatched-tag",
         "nested-field",
+        "nested-field-in-fourth-row",
         "repeated-field",
         "undeclared-entity",
         "wrong-root",
@@ -162,6 +169,8 @@ def test_streamed_csv_error_has_an_offset() -> None:
 def test_xml_errors(payload: bytes, record: int) -> None:
     with pytest.raises(ResultsParseError) as info:
         read_results(payload, "XML")
+    if b"<b>" in payload:
+        assert "<a> has child elements" in str(info.value)
     assert info.value.format == "XML"
     assert info.value.record == record
     assert info.value.offset is not None

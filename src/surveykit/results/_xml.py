@@ -40,6 +40,8 @@ _FORBIDDEN: Final = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _NIL: Final = ("nil", "{http://www.w3.org/2001/XMLSchema-instance}nil")
 _TAG: Final = operator.attrgetter("tag")
 _TEXT: Final = operator.attrgetter("text")
+# Whether a value element of some row holds an element (checked once per batch of rows).
+_has_nested: Final = etree.XPath("boolean(Result/*/*)")
 
 
 def _parser() -> Any:
@@ -59,23 +61,24 @@ def _parser() -> Any:
 class _Columns:
     """Column text gathered row by row, turned into arrow arrays every few rows.
 
-    Rows are kept flat (every value, and the column it belongs to) and split into columns
-    in bulk by :meth:`flush`: far fewer Python steps per value than filling rows.
+    Rows are kept flat (every value in document order, and the pattern of element
+    names each row had) and split into columns in bulk by :meth:`flush`: one Python
+    step per row and value, the rest vectorised per column.
     """
 
     def __init__(self, declared: list[str] | None) -> None:
         self.names: list[str] = list(declared) if declared else []
         self.index: dict[str, int] = {encode_name(n): i for i, n in enumerate(self.names)}
         self.declared = declared is not None
-        self.patterns: dict[tuple[Any, ...], tuple[int, ...]] = {}
+        self.patterns: dict[tuple[Any, ...], int] = {}
+        self.positions: list[tuple[int, ...]] = []  # per pattern: column of each element
         self.flat: list[str | None] = []
-        self.where: list[int] = []  # column of each flat value (-1: a comment, ignored)
-        self.lengths: list[int] = []
+        self.pids: list[int] = []  # pattern of each row
         self.chunks: list[list[pa.Array]] = [[] for _ in self.names]
         self.done = 0  # rows already in chunks
 
-    def learn(self, tags: tuple[Any, ...]) -> tuple[int, ...] | str:
-        """Column positions of a row's sequence of element names, or what is wrong."""
+    def learn(self, tags: tuple[Any, ...]) -> int | str:
+        """The pattern number of a row's sequence of element names, or what is wrong."""
         positions = []
         for tag in tags:
             if not isinstance(tag, str):
@@ -94,25 +97,36 @@ class _Columns:
         if len(set(seen)) != len(seen):
             dup = next(t for t in tags if tags.count(t) > 1)
             return f"element <{dup}> appears twice in one <Result>"
-        result = tuple(positions)
-        self.patterns[tags] = result
-        return result
+        pid = len(self.positions)
+        self.positions.append(tuple(positions))
+        self.patterns[tags] = pid
+        return pid
 
     def flush(self) -> int:
-        nrows = len(self.lengths)
+        nrows = len(self.pids)
         if not nrows:
             return 0
         values = pa.array(self.flat, type=pa.large_string())
-        where = np.array(self.where, dtype=np.int32)
-        rows = np.repeat(np.arange(nrows, dtype=np.int64), self.lengths)
-        self.flat, self.where, self.lengths = [], [], []
+        pids = np.array(self.pids, dtype=np.int64)
+        self.flat, self.pids = [], []
+        # where[p, j]: the place of column j's element in a row of pattern p (-1: absent).
+        where = np.full((len(self.positions), len(self.names)), -1, dtype=np.int64)
+        for p, positions in enumerate(self.positions):
+            for k, j in enumerate(positions):
+                if j >= 0:
+                    where[p, j] = k
+        lengths = np.array([len(ps) for ps in self.positions], dtype=np.int64)[pids]
+        starts = np.cumsum(lengths) - lengths
         for j in range(len(self.names)):
-            picked = np.flatnonzero(where == j)
-            spot = np.full(nrows, -1, dtype=np.int64)
-            spot[rows[picked]] = picked
-            self.chunks[j].append(values.take(pa.array(spot, mask=spot < 0)))
+            place = where[pids, j]
+            spot = starts + place
+            self.chunks[j].append(values.take(pa.array(spot, mask=place < 0)))
         self.done += nrows
         return nrows
+
+    def pending(self) -> bool:
+        """Whether rows were gathered since the last :meth:`take`."""
+        return bool(self.done or self.pids)
 
     def take(self) -> RawChunk:
         """Everything gathered so far, as one chunk (and forget it)."""
@@ -169,6 +183,14 @@ def iter_xml(
             done.append(elem)
         if not done:
             return
+        parent = done[0].getparent()
+        if parent is not None and _has_nested(parent):
+            # Some value holds an element: find the first such row to name it.
+            for i, elem in enumerate(done):
+                bad = next((ch for ch in elem if len(ch)), None)
+                if bad is not None and elem.tag == "Result":
+                    record -= sum(1 for e in done[i:] if e.tag == "Result")
+                    raise error(f"element <{bad.tag}> has child elements")
         if root is None:
             root = done[0].getparent()
             if root is None or root.getparent() is not None:
@@ -190,15 +212,12 @@ def iter_xml(
     def row(elem: Any, c: _Columns) -> None:
         children = elem[:]
         tags = tuple(map(_TAG, children))
-        positions = c.patterns.get(tags)
-        if positions is None:
+        pid = c.patterns.get(tags)
+        if pid is None:
             learned = c.learn(tags)
             if isinstance(learned, str):
                 raise error(learned)
-            positions = learned
-        if sum(map(len, children)):
-            bad = next(ch for ch in children if len(ch))
-            raise error(f"element <{bad.tag}> has child elements")
+            pid = learned
         texts = list(map(_TEXT, children))
         if None in texts:  # an empty element is "", unless marked nil
             texts = [
@@ -216,9 +235,8 @@ def iter_xml(
                 except (binascii.Error, ValueError) as exc:
                     raise error(f"element <{tag}> is not valid base64 UTF-8") from exc
         c.flat.extend(texts)
-        c.where.extend(positions)
-        c.lengths.append(len(texts))
-        if len(c.lengths) >= _BATCH:
+        c.pids.append(pid)
+        if len(c.pids) >= _BATCH:
             c.flush()
 
     try:
@@ -235,7 +253,7 @@ def iter_xml(
             parser.feed(chunk)
             fed += len(chunk)
             process(parser.read_events())
-            if streaming and cols is not None and (cols.done or cols.lengths):
+            if streaming and cols is not None and cols.pending():
                 cols.flush()
                 yield cols.take()
         if fed == 0:
