@@ -147,12 +147,14 @@ async def test_nothing_configured_means_the_embedded_sandbox(
 
 
 def test_connection_pool_defaults_and_override() -> None:
-    pool = sk.Client("https://api.example.test", "t")._http._transport._pool  # type: ignore[attr-defined]
+    transport = sk.Client("https://api.example.test", "t")._http._transport  # type: ignore[attr-defined]
+    pools = [shard._pool for shard in transport._shards.pools]
     # Idle connections are dropped before common servers' keep-alive timeouts (uvicorn: 5 s),
     # so a send is never written into a connection the server is closing.
-    assert pool._keepalive_expiry == 4.0
-    assert pool._max_keepalive_connections == 100
+    assert {pool._keepalive_expiry for pool in pools} == {4.0}
+    assert sum(pool._max_keepalive_connections for pool in pools) == 100
+    assert sum(pool._max_connections for pool in pools) == 100
     custom = sk.AsyncClient(
         "https://api.example.test", "t", limits=httpx.Limits(max_connections=7)
-    )._http._transport._pool  # type: ignore[attr-defined]
-    assert custom._max_connections == 7
+    )._http._transport  # type: ignore[attr-defined]
+    assert sum(shard._pool._max_connections for shard in custom._shards.pools) == 7

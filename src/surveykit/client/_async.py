@@ -11,6 +11,7 @@ import anyio
 import httpx
 
 from surveykit.client._base import APIRequest, Async, Sleep, logger
+from surveykit.client._pool import AsyncShardedTransport
 from surveykit.client._resources import ResourceGroups
 from surveykit.client._retry import RetryPolicy
 
@@ -53,6 +54,8 @@ class AsyncClient(ResourceGroups[Async]):
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)
+        elif transport is None:
+            transport = AsyncShardedTransport(self._limits)
         self._http = httpx.AsyncClient(transport=transport, **self._client_options())
 
     @staticmethod

@@ -11,6 +11,7 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from surveykit.client._base import APIRequest, Sleep, Sync, logger
+from surveykit.client._pool import ShardedTransport
 from surveykit.client._resources import ResourceGroups
 from surveykit.client._retry import RetryPolicy
 from surveykit.client._transports import ASGIPortalTransport
@@ -35,7 +36,9 @@ class Client(ResourceGroups[Sync]):
         allow_insecure_http: allow a token over plain http to a non-loopback host.
         headers: extra headers on every request.
         limits: connection pool limits; by default 100 connections, idle ones reused for
-            at most 4 s (see ``DEFAULT_LIMITS``).
+            at most 4 s (see ``DEFAULT_LIMITS``). They are shared out between small pools
+            of 4 connections (:class:`~surveykit.client._pool.ShardedTransport`), so that
+            the cost of a request does not grow with the number of connections.
         transport: an httpx transport (tests, proxies, the in-process sandbox).
 
     Example:
@@ -71,6 +74,8 @@ class Client(ResourceGroups[Sync]):
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)
+        elif transport is None:
+            transport = ShardedTransport(self._limits)
         self._http = httpx.Client(transport=transport, **self._client_options())
 
     @staticmethod
