@@ -5,8 +5,10 @@
 
 For each concurrency: messages per second with the journal off and on, the ratio to the
 bound (concurrency / latency) and to a plain sequential httpx loop measured in the same run,
-and the batch process's RSS growth. Concurrency 1 and the sequential loop are measured on a
-sample (``--sample``), since 10,000 messages at 20 ms each would take over three minutes.
+the batch process's RSS growth, and the CPU time per message of the batch process and of
+the sandbox server (on a small machine they share, CPU is the limit, not latency).
+Concurrency 1 and the sequential loop are measured on a sample (``--sample``), since
+10,000 messages at 20 ms each would take over three minutes.
 Goals: at least 80% of the bound at concurrency 32; journal overhead at most 10%; memory
 flat in the number of rows.
 """
@@ -62,6 +64,15 @@ def sequential_httpx(base_url: str, token: str, n: int) -> float:
         return n / (time.perf_counter() - started)
 
 
+def cpu_seconds(pid: int | None = None) -> float:
+    """User + system CPU seconds of this process, or of process ``pid``."""
+    if pid is None:
+        times = os.times()
+        return times.user + times.system
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def batch(client: object, n: int, offset: int, concurrency: int, journal: Path | None) -> float:
     df = frame(n, offset)
     gc.collect()
@@ -99,7 +110,8 @@ def main() -> None:
         print(f"baseline: plain sequential httpx loop: {baseline:,.1f} msg/s "
               f"({args.sample} messages)\n")
         header = (f"{'client':6} {'conc':>4} {'msgs':>6} {'journal':>7} {'msg/s':>9} "
-                  f"{'of bound':>8} {'x seq':>7} {'rss +MiB':>8}")
+                  f"{'of bound':>8} {'x seq':>7} {'rss +MiB':>8} {'cpu ms/msg':>10} "
+                  f"{'sandbox ms/msg':>14}")
         print(header)
         print("-" * len(header))
         kinds = ["sync", "async"] if args.client == "both" else [args.client]
@@ -115,19 +127,28 @@ def main() -> None:
                     cls = sk.Client if kind == "sync" else sk.AsyncClient
                     client = cls(base_url, token, timeout=30)
                     before = rss_mib()
+                    ours, theirs = cpu_seconds(), cpu_seconds(process.pid)
                     with tempfile.TemporaryDirectory() as tmp:
                         journal = Path(tmp) / "j.sqlite" if journaled else None
                         rate = batch(client, n, offset, concurrency, journal)
+                    ours = (cpu_seconds() - ours) / n * 1000
+                    theirs = (cpu_seconds(process.pid) - theirs) / n * 1000
                     offset += n
                     grown = rss_mib() - before
                     rates[journaled] = rate
                     print(f"{kind:6} {concurrency:>4} {n:>6} {'on' if journaled else 'off':>7} "
                           f"{rate:>9,.1f} {rate / bound:>8.0%} {rate / baseline:>7.1f} "
-                          f"{grown:>8.1f}")
+                          f"{grown:>8.1f} {ours:>10.2f} {theirs:>14.2f}")
                 overhead = 1 - rates[True] / rates[False]
                 print(f"{'':6} {concurrency:>4} journal overhead {overhead:+.1%}")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
         print(f"\npeak RSS of the benchmark process: {peak:,.0f} MiB")
+        print(
+            "cpu ms/msg: CPU of this process (surveykit, httpx, the journal) per message; "
+            "sandbox ms/msg: CPU of the sandbox server per message. Both share this "
+            f"machine's {os.cpu_count()} CPUs, so no rate can pass about "
+            f"{os.cpu_count()} s / (cpu + sandbox ms per message)."
+        )
     finally:
         process.terminate()
         process.wait(timeout=10)
