@@ -21,6 +21,7 @@ from surveykit.results._source import DELIMITERS, ChunkFile, Payload
 from surveykit.results._types import TypeName, reader_type
 
 _MAX_HEADER: Final = 16 << 20
+BLOCK_BYTES: Final = 4 << 20
 # Bytes of the payload whose rows predict column types (see iter_csv's ``predict``).
 SAMPLE_BYTES = 256 << 10
 
@@ -164,6 +165,9 @@ def iter_csv(
         column_names=internal,
         skip_rows=1 if header else 0,
         use_threads=True,
+        # Blocks of 4 MiB rather than 1: a quarter of the chunks for every later step
+        # (typing a column costs per chunk too), the same parse speed.
+        block_size=BLOCK_BYTES,
     )
     parse_options = pacsv.ParseOptions(
         delimiter=delim.decode(),
@@ -252,6 +256,7 @@ def iter_csv(
         return
 
     read_options.use_threads = False
+    read_options.block_size = 1 << 20  # streamed: batches of about a megabyte
     try:
         reader = pacsv.open_csv(
             stream,
