@@ -181,3 +181,30 @@ def test_round_trip_of_a_float_column_of_only_infinity() -> None:
         payload = b"".join(write_results(df, fmt))
         back = read_results(payload, fmt, dtypes=results_dtypes(df))
         pd.testing.assert_frame_equal(back, df, obj=fmt)
+
+
+@pytest.mark.parametrize("piece", [7, 10_000])
+def test_xml_nil_and_empty_elements_in_any_batch(piece: int) -> None:
+    rows = [b"<Result><a>x</a><b></b></Result>"] * 50 + [
+        b'<Result><a/><b xsi:nil="true"/></Result>',
+        b'<Result><a nil="1"/><b nil="false"/></Result>',
+        b'<Result><a other:nil="true"/><b/></Result>',
+    ]
+    payload = (
+        b'<Results xmlns:xsi="http://www.w3.org/2001/XMLSchema-instance" xmlns:other="urn:o">'
+        + b"".join(rows)
+        + b"</Results>"
+    )
+    pieces = [payload[i : i + piece] for i in range(0, len(payload), piece)]
+    xml = read_results(iter(pieces), "XML")
+    assert xml["a"].astype(object).tolist() == ["x"] * 50 + ["", pd.NA, pd.NA]
+    assert xml["b"].astype(object).tolist() == [""] * 50 + [pd.NA, "", ""]
+
+
+def test_xml_base64_may_name_an_empty_element_but_not_a_nil_one() -> None:
+    from surveykit import ResultsParseError
+
+    ok = read_results(b'<Results><Result base64="a"><a></a></Result></Results>', "XML")
+    assert ok["a"].tolist() == [""]
+    with pytest.raises(ResultsParseError, match="base64 names <a>"):
+        read_results(b'<Results><Result base64="a"><a nil="true"/></Result></Results>', "XML")

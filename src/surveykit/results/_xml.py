@@ -28,6 +28,7 @@ from typing import Any, Final
 
 import numpy as np
 import pyarrow as pa
+import pyarrow.compute as pc
 from lxml import etree
 
 from surveykit.errors import ResultsParseError
@@ -37,11 +38,12 @@ from surveykit.results._source import Payload, first_bytes
 
 _BATCH: Final = 65_536
 _FORBIDDEN: Final = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
-_NIL: Final = ("nil", "{http://www.w3.org/2001/XMLSchema-instance}nil")
 _TAG: Final = operator.attrgetter("tag")
 _TEXT: Final = operator.attrgetter("text")
 # Whether a value element of some row holds an element (checked once per batch of rows).
 _has_nested: Final = etree.XPath("boolean(Result/*/*)")
+# Whether some value element of a batch of rows may be marked nil (then each is checked).
+_may_have_nil: Final = etree.XPath("boolean(Result/*/@*[local-name() = 'nil'])")
 
 
 def _parser() -> Any:
@@ -74,6 +76,8 @@ class _Columns:
         self.positions: list[tuple[int, ...]] = []  # per pattern: column of each element
         self.flat: list[str | None] = []
         self.pids: list[int] = []  # pattern of each row
+        # In flat, None is an empty element (""); the places of nil elements are kept here.
+        self.nil: list[int] = []
         self.chunks: list[list[pa.Array]] = [[] for _ in self.names]
         self.done = 0  # rows already in chunks
 
@@ -106,9 +110,13 @@ class _Columns:
         nrows = len(self.pids)
         if not nrows:
             return 0
-        values = pa.array(self.flat, type=pa.large_string())
+        values = pc.fill_null(pa.array(self.flat, type=pa.large_string()), "")
+        if self.nil:
+            nil = np.zeros(len(values), dtype=bool)
+            nil[self.nil] = True
+            values = pc.if_else(pa.array(nil), pa.scalar(None, pa.large_string()), values)
         pids = np.array(self.pids, dtype=np.int64)
-        self.flat, self.pids = [], []
+        self.flat, self.pids, self.nil = [], [], []
         # where[p, j]: the place of column j's element in a row of pattern p (-1: absent).
         where = np.full((len(self.positions), len(self.names)), -1, dtype=np.int64)
         for p, positions in enumerate(self.positions):
@@ -168,7 +176,10 @@ def iter_xml(
     def process(events: Iterator[tuple[str, Any]]) -> None:
         nonlocal cols, record, root
         done = []
-        for _, elem in events:
+        ended = [elem for _, elem in events]
+        parent = ended[0].getparent() if ended else None
+        nil_possible = parent is None or bool(_may_have_nil(parent))
+        for elem in ended:
             # After the first row, a <Columns> is just a row with unknown fields.
             if cols is None and elem.tag == "Columns":
                 declared = [c.text or "" for c in elem if isinstance(c.tag, str)]
@@ -178,7 +189,7 @@ def iter_xml(
             else:
                 if cols is None:
                     cols = _Columns(None)
-                row(elem, cols)
+                row(elem, cols, nil_possible)
                 record += 1
             done.append(elem)
         if not done:
@@ -209,7 +220,7 @@ def iter_xml(
         else:
             del root[:k]
 
-    def row(elem: Any, c: _Columns) -> None:
+    def row(elem: Any, c: _Columns, nil_possible: bool) -> None:
         children = elem[:]
         tags = tuple(map(_TAG, children))
         pid = c.patterns.get(tags)
@@ -219,16 +230,18 @@ def iter_xml(
                 raise error(learned)
             pid = learned
         texts = list(map(_TEXT, children))
-        if None in texts:  # an empty element is "", unless marked nil
-            texts = [
-                t if t is not None else (None if _nil(ch) else "")
-                for t, ch in zip(texts, children, strict=True)
-            ]
+        if nil_possible and None in texts:  # an empty element is "", unless marked nil
+            base = len(c.flat)
+            c.nil.extend(
+                base + i
+                for i, (t, ch) in enumerate(zip(texts, children, strict=True))
+                if t is None and _nil(ch)
+            )
         encoded = elem.get("base64")
         if encoded:
             for tag in encoded.split():
                 i = tags.index(tag) if tag in tags else -1
-                if i < 0 or texts[i] is None:
+                if i < 0 or (texts[i] is None and _nil(children[i])):
                     raise error(f"base64 names <{tag}>, which this <Result> lacks")
                 try:
                     texts[i] = base64.b64decode(texts[i] or "", validate=True).decode("utf-8")
@@ -283,4 +296,8 @@ def iter_xml(
 
 
 def _nil(child: Any) -> bool:
-    return any(child.get(a) in ("true", "1") for a in _NIL)
+    # nil="true" or "1" in no namespace or any (xsi:nil is the usual one).
+    return any(
+        (name == "nil" or name.endswith("}nil")) and value in ("true", "1")
+        for name, value in child.attrib.items()
+    )
