@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import threading
 from collections.abc import AsyncIterator, Callable, Iterator
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 import httpx
 
@@ -112,16 +112,10 @@ class _AsyncReleasingStream(httpx.AsyncByteStream):
             self._release()
 
 
-class ShardedTransport(httpx.BaseTransport):
-    """An ``httpx.HTTPTransport`` made of several small pools (see the module's docstring).
+class _ShardView:
+    """What both transports tell about their shards."""
 
-    Args:
-        limits: the limits of the whole transport; they are shared out between the shards.
-    """
-
-    def __init__(self, limits: httpx.Limits) -> None:
-        tls = httpx.create_ssl_context()  # one for all shards: each costs milliseconds
-        self._shards = _Shards(limits, lambda each: httpx.HTTPTransport(verify=tls, limits=each))
+    _shards: _Shards[Any]
 
     @property
     def shards(self) -> int:
@@ -131,6 +125,20 @@ class ShardedTransport(httpx.BaseTransport):
     def in_flight(self) -> list[int]:
         """Requests in flight per shard (a response counts until it is closed)."""
         return self._shards.in_flight()
+
+
+class ShardedTransport(_ShardView, httpx.BaseTransport):
+    """An ``httpx.HTTPTransport`` made of several small pools (see the module's docstring).
+
+    Args:
+        limits: the limits of the whole transport; they are shared out between the shards.
+    """
+
+    _shards: _Shards[httpx.HTTPTransport]
+
+    def __init__(self, limits: httpx.Limits) -> None:
+        tls = httpx.create_ssl_context()  # one for all shards: each costs milliseconds
+        self._shards = _Shards(limits, lambda each: httpx.HTTPTransport(verify=tls, limits=each))
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` through the least busy shard."""
@@ -151,27 +159,20 @@ class ShardedTransport(httpx.BaseTransport):
             pool.close()
 
 
-class AsyncShardedTransport(httpx.AsyncBaseTransport):
+class AsyncShardedTransport(_ShardView, httpx.AsyncBaseTransport):
     """An ``httpx.AsyncHTTPTransport`` made of several small pools (see the module).
 
     Args:
         limits: the limits of the whole transport; they are shared out between the shards.
     """
 
+    _shards: _Shards[httpx.AsyncHTTPTransport]
+
     def __init__(self, limits: httpx.Limits) -> None:
         tls = httpx.create_ssl_context()  # one for all shards: each costs milliseconds
         self._shards = _Shards(
             limits, lambda each: httpx.AsyncHTTPTransport(verify=tls, limits=each)
         )
-
-    @property
-    def shards(self) -> int:
-        """How many pools the connections are spread over."""
-        return len(self._shards.pools)
-
-    def in_flight(self) -> list[int]:
-        """Requests in flight per shard (a response counts until it is closed)."""
-        return self._shards.in_flight()
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
         """Send ``request`` through the least busy shard."""
