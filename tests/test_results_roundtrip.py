@@ -6,6 +6,7 @@ import io
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -144,16 +145,26 @@ def test_writer_refuses(frame: pd.DataFrame, message: str) -> None:
 
 
 @contextmanager
-def tiny_type_sample() -> Iterator[None]:
-    """Predict CSV column types from the first ~64 bytes, so later rows can prove it wrong."""
+def type_sample(size: int) -> Iterator[None]:
+    """Predict CSV column types from the first ``size`` bytes (0: predict nothing)."""
     from surveykit.results import _csv
 
     old = _csv.SAMPLE_BYTES
-    _csv.SAMPLE_BYTES = 64
+    _csv.SAMPLE_BYTES = size
     try:
         yield
     finally:
         _csv.SAMPLE_BYTES = old
+
+
+def tiny_type_sample() -> Any:
+    """Predict from the first ~64 bytes, so that later rows can prove the prediction wrong."""
+    return type_sample(64)
+
+
+def unpredicted(payload: bytes, fmt: str) -> pd.DataFrame:
+    with type_sample(0):
+        return read_results(payload, fmt)
 
 
 @SETTINGS
@@ -162,9 +173,11 @@ def test_types_predicted_from_the_first_rows_never_change_the_frame(
     df: pd.DataFrame, fmt: str
 ) -> None:
     payload = encode(df, fmt)
-    expected = read_results(iter([payload]), fmt)  # a streamed source: no prediction
+    expected = unpredicted(payload, fmt)
     with tiny_type_sample():
         pd.testing.assert_frame_equal(read_results(payload, fmt), expected)
+        streamed = read_results((payload[i : i + 50] for i in range(0, len(payload), 50)), fmt)
+        pd.testing.assert_frame_equal(streamed, expected)
     pd.testing.assert_frame_equal(read_results(payload, fmt), expected)
 
 
@@ -228,4 +241,28 @@ def test_a_wrong_prediction_reads_the_column_by_the_whole_column_rules(
     assert {"str": "string"}.get(column.dtype.name, column.dtype.name) == kind
     assert column.iloc[-1] == last
     assert len(back) == payload.count(b"\n") - 1
-    pd.testing.assert_frame_equal(back, read_results(iter([payload]), "CSV"))
+    pd.testing.assert_frame_equal(back, unpredicted(payload, "CSV"))
+    with tiny_type_sample():  # a stream is read once: the same frame without a second read
+        streamed = read_results(iter([payload[:40], payload[40:]]), "CSV")
+    pd.testing.assert_frame_equal(streamed, back)
+
+
+def test_a_stream_predicts_only_what_it_never_has_to_read_again() -> None:
+    from surveykit.results._csv import iter_csv
+    from surveykit.results._source import Payload
+    from surveykit.results._types import predict_types
+
+    payload = _column("Q1", ["a", "b"], []).replace(b"\n", b",true,7,2024-08-07T21:51:26Z\n")
+    payload = payload.replace(b"Q1,true,7,2024-08-07T21:51:26Z\n", b"Q1,Q2,Q3,Q4\n", 1)
+
+    def predict(names: list[str], sample: list[Any]) -> Any:
+        return predict_types(names, sample, dtypes=None, infer=True)
+
+    def kinds(source: Any) -> dict[int, str]:
+        (chunk,) = iter_csv(
+            Payload(source), "CSV", header=True, names=None, streaming=False, predict=predict
+        )
+        return dict(chunk.predicted)
+
+    assert kinds(payload) == {0: "category", 1: "boolean", 2: "Int64", 3: "datetime"}
+    assert kinds(iter([payload[:30], payload[30:]])) == {0: "category", 2: "Int64"}

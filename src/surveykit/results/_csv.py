@@ -22,7 +22,9 @@ from surveykit.results._types import TypeName, reader_type
 
 _MAX_HEADER: Final = 16 << 20
 BLOCK_BYTES: Final = 4 << 20
-# Bytes of the payload whose rows predict column types (see iter_csv's ``predict``).
+_LOSSLESS: Final = frozenset({"category", "Int64"})
+# Bytes of the payload whose rows predict column types (see iter_csv's ``predict``);
+# 0 predicts nothing.
 SAMPLE_BYTES = 256 << 10
 
 #: Given the column names and the text of the first rows, the type to parse some columns
@@ -141,9 +143,10 @@ def iter_csv(
 ) -> Iterator[RawChunk]:
     """Parse delimited results into text columns (one chunk, or many when streaming).
 
-    With ``predict`` (a whole payload in memory only), the first rows are read as text,
-    ``predict`` names the columns to parse straight into a type, and the payload is read
-    with those types; if a later value does not convert, it is read again as text.
+    With ``predict``, the first rows are read as text, ``predict`` names the columns to
+    parse straight into a type, and the payload is read with those types. A payload in
+    memory whose later value does not convert is read again as text; a stream (a file,
+    an HTTP body) is read once, so there only dictionary-encoded kinds are predicted.
     """
     delim = DELIMITERS[fmt]
     raw_header = _header(payload, fmt, delim[0])
@@ -222,10 +225,15 @@ def iter_csv(
 
     if not streaming:
         predicted: dict[int, TypeName] = {}
-        if predict is not None and data is not None:
-            sample = _sample(data, ncols, header, parse_options, convert_options)
+        if predict is not None and SAMPLE_BYTES > 0:
+            head = data if data is not None else payload.head(2 * SAMPLE_BYTES)
+            sample = _sample(head, ncols, header, parse_options, convert_options)
             if sample is not None:
                 predicted = predict(list(names), sample)
+            if data is None:
+                # A stream cannot be read twice: only the kinds the reader keeps as text
+                # (dictionary-encoded), which no value can make it refuse.
+                predicted = {j: k for j, k in predicted.items() if k in _LOSSLESS}
 
         def read(kinds: dict[int, TypeName]) -> pa.Table:
             convert_options.column_types = {
@@ -244,7 +252,7 @@ def iter_csv(
             try:
                 table = read(predicted)
             except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError):
-                if not predicted:
+                if not predicted or data is None:
                     raise
                 predicted = {}
                 table = read({})  # a later value did not convert as predicted
