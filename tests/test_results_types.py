@@ -208,3 +208,18 @@ def test_xml_base64_may_name_an_empty_element_but_not_a_nil_one() -> None:
     assert ok["a"].tolist() == [""]
     with pytest.raises(ResultsParseError, match="base64 names <a>"):
         read_results(b'<Results><Result base64="a"><a nil="true"/></Result></Results>', "XML")
+
+
+@pytest.mark.parametrize("piece", [5, 64, 100_000])
+def test_xml_base64_rows_anywhere_in_a_stream(piece: int) -> None:
+    from surveykit.results import write_results
+
+    texts = ["plain"] * 30 + ["tab\x0bbed", "nul\x00"] + ["plain"] * 30 + ["\x1f"]
+    df = pd.DataFrame(
+        {"Q1": pd.array(texts, dtype=STRING), "Q2": pd.array(texts[::-1], dtype=STRING)}
+    )
+    payload = b"".join(write_results(df, "XML"))
+    assert b"base64=" in payload
+    pieces = [payload[i : i + piece] for i in range(0, len(payload), piece)]
+    back = read_results(iter(pieces), "XML", dtypes={"Q1": "string", "Q2": "string"})
+    pd.testing.assert_frame_equal(back, df)

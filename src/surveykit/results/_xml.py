@@ -44,6 +44,8 @@ _TEXT: Final = operator.attrgetter("text")
 _has_nested: Final = etree.XPath("boolean(Result/*/*)")
 # Whether some value element of a batch of rows may be marked nil (then each is checked).
 _may_have_nil: Final = etree.XPath("boolean(Result/*/@*[local-name() = 'nil'])")
+# Whether some row of a batch has values written in base64.
+_has_base64: Final = etree.XPath("boolean(Result/@base64)")
 
 
 def _parser() -> Any:
@@ -179,6 +181,7 @@ def iter_xml(
         ended = [elem for _, elem in events]
         parent = ended[0].getparent() if ended else None
         nil_possible = parent is None or bool(_may_have_nil(parent))
+        special = parent is None or bool(_has_base64(parent))
         for elem in ended:
             # After the first row, a <Columns> is just a row with unknown fields.
             if cols is None and elem.tag == "Columns":
@@ -189,7 +192,7 @@ def iter_xml(
             else:
                 if cols is None:
                     cols = _Columns(None)
-                row(elem, cols, nil_possible)
+                row(elem, cols, nil_possible, special)
                 record += 1
             done.append(elem)
         if not done:
@@ -220,7 +223,7 @@ def iter_xml(
         else:
             del root[:k]
 
-    def row(elem: Any, c: _Columns, nil_possible: bool) -> None:
+    def row(elem: Any, c: _Columns, nil_possible: bool, special: bool) -> None:
         children = elem[:]
         tags = tuple(map(_TAG, children))
         pid = c.patterns.get(tags)
@@ -229,6 +232,13 @@ def iter_xml(
             if isinstance(learned, str):
                 raise error(learned)
             pid = learned
+        encoded = elem.get("base64") if special else None
+        if not (encoded or nil_possible):
+            c.flat.extend(map(_TEXT, children))  # the common row: nothing to look at
+            c.pids.append(pid)
+            if len(c.pids) >= _BATCH:
+                c.flush()
+            return
         texts = list(map(_TEXT, children))
         if nil_possible and None in texts:  # an empty element is "", unless marked nil
             base = len(c.flat)
@@ -237,7 +247,6 @@ def iter_xml(
                 for i, (t, ch) in enumerate(zip(texts, children, strict=True))
                 if t is None and _nil(ch)
             )
-        encoded = elem.get("base64")
         if encoded:
             for tag in encoded.split():
                 i = tags.index(tag) if tag in tags else -1
