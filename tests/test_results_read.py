@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pandas as pd
 import pytest
 
@@ -209,3 +212,47 @@ def test_streamed_error_quotes_the_real_first_bytes() -> None:
         read_results(iter(pieces), "XML")
     assert info.value.record == 1
     assert info.value.offset is not None
+
+
+def _open_fds() -> int:
+    return len(os.listdir("/proc/self/fd"))
+
+
+@pytest.mark.parametrize("fmt", ["CSV", "TAB", "XML", "JSON"])
+def test_a_file_is_read_mapped_and_let_go(fmt: str, tmp_path: Path) -> None:
+    from surveykit.results import write_results
+    from surveykit.sandbox.generator import generate_results_frame
+
+    df = generate_results_frame(40, seed=5)
+    payload = b"".join(write_results(df, fmt))
+    path = tmp_path / "results.out"
+    path.write_bytes(b"\xef\xbb\xbf" + payload)  # a BOM, as some exports have
+    before = _open_fds()
+    for _ in range(3):
+        pd.testing.assert_frame_equal(read_results(path, fmt), read_results(payload, fmt))
+        chunks = list(read_results(path, fmt, chunksize=15))
+        assert [len(c) for c in chunks] == [15, 15, 10]
+    assert _open_fds() == before  # the file and its mapping are closed each time
+    path.write_bytes(b"")
+    assert read_results(path, fmt).empty
+
+
+def test_a_mapped_file_gets_every_predicted_type(tmp_path: Path) -> None:
+    from surveykit.results._csv import iter_csv
+    from surveykit.results._source import Payload
+    from surveykit.results._types import predict_types
+
+    path = tmp_path / "r.csv"
+    path.write_bytes(b"Q1,Q2,Q3,Q4\n" + b"a,true,7,2024-08-07T21:51:26Z\nb,false,8,\n" * 5)
+
+    def predict(names: list[str], sample: list[object]) -> dict[int, str]:
+        return predict_types(names, sample, dtypes=None, infer=True)  # type: ignore[return-value]
+
+    payload = Payload(path)
+    try:
+        (chunk,) = iter_csv(
+            payload, "CSV", header=True, names=None, streaming=False, predict=predict
+        )
+    finally:
+        payload.close()
+    assert chunk.predicted == {0: "category", 1: "boolean", 2: "Int64", 3: "datetime"}

@@ -7,7 +7,9 @@ iterable of ``bytes`` chunks (an HTTP body being streamed).
 
 from __future__ import annotations
 
+import contextlib
 import io
+import mmap
 import os
 from collections.abc import Iterable, Iterator
 from typing import IO, Final, TypeAlias
@@ -50,6 +52,7 @@ class Payload:
         self.data: bytes | memoryview | None = None
         self._chunks: Iterator[bytes] | None = None
         self._close: IO[bytes] | None = None
+        self._map: mmap.mmap | None = None
         self.consumed = 0  # bytes handed out by chunks()
         if isinstance(source, str):
             self.data = source.encode("utf-8")
@@ -58,7 +61,13 @@ class Payload:
         elif isinstance(source, os.PathLike):
             handle = open(os.fspath(source), "rb")  # noqa: SIM115 - closed in close()
             self._close = handle
-            self._chunks = _read_file(handle)
+            self._map = _map_file(handle)
+            if self._map is not None:
+                # A file is read like a payload in memory, without copying it in: the
+                # pages come from the OS's cache as the parser reaches them.
+                self.data = memoryview(self._map)
+            else:
+                self._chunks = _read_file(handle)
         elif hasattr(source, "read"):
             self._chunks = _read_file(source)  # type: ignore[arg-type]
         elif isinstance(source, Iterable):
@@ -138,6 +147,15 @@ class Payload:
 
     def close(self) -> None:
         """Close a file this payload opened."""
+        if self._map is not None:
+            # A buffer still exported (an arrow buffer not yet collected) keeps the map
+            # open; it is unmapped when that goes.
+            with contextlib.suppress(BufferError):
+                if isinstance(self.data, memoryview):
+                    self.data.release()
+                self._map.close()
+            self.data = None
+            self._map = None
         if self._close is not None:
             self._close.close()
             self._close = None
@@ -146,6 +164,16 @@ class Payload:
 def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:
     yield from first
     yield from rest
+
+
+def _map_file(handle: IO[bytes]) -> mmap.mmap | None:
+    """The file mapped read-only, or None (empty, not a regular file, or not mappable)."""
+    try:
+        if os.fstat(handle.fileno()).st_size == 0:
+            return None
+        return mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return None
 
 
 def _read_file(handle: IO[bytes]) -> Iterator[bytes]:
