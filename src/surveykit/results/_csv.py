@@ -163,15 +163,10 @@ def iter_csv(
         names = _decode_names(raw_header, fmt)
     else:
         names = generated_names(ncols)
-    internal = [f"f{i}" for i in range(ncols)]
-    read_options = pacsv.ReadOptions(
-        column_names=internal,
-        skip_rows=1 if header else 0,
-        use_threads=True,
-        # Blocks of 4 MiB rather than 1: a quarter of the chunks for every later step
-        # (typing a column costs per chunk too), the same parse speed.
-        block_size=BLOCK_BYTES,
-    )
+    internal = _internal_names(ncols)
+    # Blocks of 4 MiB rather than 1: a quarter of the chunks for every later step (typing a
+    # column costs per chunk too), the same parse speed.
+    read_options = _read_options(ncols, header, threads=True, block=BLOCK_BYTES)
     parse_options = pacsv.ParseOptions(
         delimiter=delim.decode(),
         quote_char='"',
@@ -180,15 +175,7 @@ def iter_csv(
         newlines_in_values=True,
         ignore_empty_lines=False,
     )
-    convert_options = pacsv.ConvertOptions(
-        column_types=dict.fromkeys(internal, pa.large_string()),
-        strings_can_be_null=True,
-        quoted_strings_can_be_null=False,
-        null_values=[""],
-        true_values=["true"],
-        false_values=["false"],
-        check_utf8=True,
-    )
+    convert_options = _text_options(ncols)
     data = payload.data
     tracker: _Tracker | None = None
     if data is not None:
@@ -227,7 +214,7 @@ def iter_csv(
         predicted: dict[int, TypeName] = {}
         if predict is not None and SAMPLE_BYTES > 0:
             head = data if data is not None else payload.head(2 * SAMPLE_BYTES)
-            sample = _sample(head, ncols, header, parse_options, convert_options)
+            sample = _sample(head, ncols, header, parse_options)
             if sample is not None:
                 predicted = predict(list(names), sample)
             if data is None:
@@ -290,37 +277,49 @@ def iter_csv(
         yield RawChunk(names, pending.columns, pending.num_rows)
 
 
+def _internal_names(ncols: int) -> list[str]:
+    # Names pyarrow sees: the real ones may repeat or be empty (checked later, by name).
+    return [f"f{i}" for i in range(ncols)]
+
+
+def _read_options(ncols: int, header: bool, *, threads: bool, block: int) -> pacsv.ReadOptions:
+    return pacsv.ReadOptions(
+        column_names=_internal_names(ncols),
+        skip_rows=1 if header else 0,
+        use_threads=threads,
+        block_size=block,
+    )
+
+
+def _text_options(ncols: int) -> pacsv.ConvertOptions:
+    """Every column as text: unquoted empty is missing, quoted empty is ``""``."""
+    return pacsv.ConvertOptions(
+        column_types=dict.fromkeys(_internal_names(ncols), pa.large_string()),
+        strings_can_be_null=True,
+        quoted_strings_can_be_null=False,
+        null_values=[""],
+        true_values=["true"],  # for columns read as predicted booleans
+        false_values=["false"],
+        check_utf8=True,
+    )
+
+
 def _sample(
     data: bytes | memoryview,
     ncols: int,
     header: bool,
     parse_options: pacsv.ParseOptions,
-    convert_options: pacsv.ConvertOptions,
 ) -> list[pa.Array] | None:
     """The text of the first rows (whole rows only), or None if they do not parse."""
     # A block of SAMPLE_BYTES out of twice as many: the reader hands back the rows that
     # end inside the first block and keeps the rest, so no row is cut.
     head = memoryview(data)[: 2 * SAMPLE_BYTES]
-    internal = [f"f{i}" for i in range(ncols)]
-    options = pacsv.ReadOptions(
-        column_names=internal,
-        skip_rows=1 if header else 0,
-        use_threads=False,
-        block_size=SAMPLE_BYTES,
-    )
-    text = pacsv.ConvertOptions(
-        column_types=dict.fromkeys(internal, pa.large_string()),
-        strings_can_be_null=convert_options.strings_can_be_null,
-        quoted_strings_can_be_null=convert_options.quoted_strings_can_be_null,
-        null_values=convert_options.null_values,
-        check_utf8=True,
-    )
     try:
         reader = pacsv.open_csv(
             pa.BufferReader(pa.py_buffer(head)),
-            read_options=options,
+            read_options=_read_options(ncols, header, threads=False, block=SAMPLE_BYTES),
             parse_options=parse_options,
-            convert_options=text,
+            convert_options=_text_options(ncols),
         )
         batch = reader.read_next_batch()
     except (pa.ArrowException, StopIteration, UnicodeDecodeError):
