@@ -289,20 +289,28 @@ def _parse_bool(arr: Column) -> Any:
     return pc.equal(arr, "true")
 
 
-def _parse_float(arr: Column) -> Any:
-    # Inference: only the exact text the writer makes, with at least one finite value
-    # (a column of "inf" alone is more likely text than numbers).
+def _float_values(arr: Column) -> list[float] | None:
+    """The distinct values, if every text is exactly the writer's text of a float."""
     if not _all_true(pc.match_substring_regex(arr, _FLOAT_RE)):
         return None
-    finite = False
+    values = []
     for text in pc.unique(arr).to_pylist():
         if text is None:
             continue
         value = float(text)
         if math.isnan(value) or repr(value) != text:
             return None
-        finite = finite or math.isfinite(value)
-    return arr.cast(pa.float64()) if finite else None
+        values.append(value)
+    return values
+
+
+def _parse_float(arr: Column) -> Any:
+    # Inference: at least one finite value too (a column of "inf" alone is more likely
+    # text than numbers).
+    values = _float_values(arr)
+    if values is None or not any(map(math.isfinite, values)):
+        return None
+    return arr.cast(pa.float64())
 
 
 def _parse_datetime(arr: Column) -> Any:
@@ -407,17 +415,6 @@ def reader_type(kind: TypeName) -> pa.DataType:
     return {"boolean": pa.bool_(), "datetime": _UTC}.get(kind, _DICTIONARY)
 
 
-def _fails_float_per_value(arr: Column) -> bool:
-    # _parse_float also needs one finite value: a sample of "inf" alone says nothing
-    # about the rest of the column, any other misfit does.
-    if not _all_true(pc.match_substring_regex(arr, _FLOAT_RE)):
-        return True
-    for text in pc.unique(arr).to_pylist():
-        if text is not None and (math.isnan(value := float(text)) or repr(value) != text):
-            return True
-    return False
-
-
 def predict_types(
     names: Sequence[str],
     sample: Sequence[Column],
@@ -442,7 +439,9 @@ def predict_types(
             continue
         arr = _large(arr)
         kind, _ = _infer(name, arr)
-        if kind == "category" and not (_is_always_category(name) or _fails_float_per_value(arr)):
+        # A sample of "inf" alone fails the float rule only for want of a finite value,
+        # which later rows may have: then the sample says nothing about the column.
+        if not _is_always_category(name) and kind == "category" and _float_values(arr) is not None:
             continue
         if kind == "Int64" and pc.count_distinct(arr).as_py() > CATEGORY_MAX_DISTINCT:
             continue
