@@ -7,19 +7,10 @@ from collections.abc import Hashable, Mapping
 from typing import Final
 
 from surveykit.errors import ColumnMappingError
+from surveykit.models.imports import RESPONDENT_FIELDS
 
 __all__ = ["RESPONDENT_FIELDS", "ColumnMappingError", "infer_mapping", "resolve_mapping"]
 
-#: The respondent properties the platform knows; every other column is a dynamic property.
-RESPONDENT_FIELDS: Final = (
-    "title",
-    "firstName",
-    "lastName",
-    "mobileNumber",
-    "emailAddress",
-    "website",
-    "dateOfBirth",
-)
 
 # Keys are column names lower-cased with everything but letters and digits removed,
 # so "First Name", "first_name", "first-name" and "FirstName" all read "firstname".

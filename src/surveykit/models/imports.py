@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Annotated, Any
+from typing import Annotated, Any, Final
 
 from pydantic import Field, StringConstraints
 
@@ -27,6 +27,18 @@ class ImportStatus(StrEnum):
     SUCCESS = "Success"
     ERROR = "Error"
 
+
+#: The respondent properties of an import record (the wire names of the reference), which
+#: ImportResponse echoes; every other property is a dynamic property of the definition.
+RESPONDENT_FIELDS: Final[tuple[str, ...]] = (
+    "title",
+    "firstName",
+    "lastName",
+    "mobileNumber",
+    "emailAddress",
+    "website",
+    "dateOfBirth",
+)
 
 ImportStatusValue = Annotated[ImportStatus | str, tolerant(ImportStatus)]
 

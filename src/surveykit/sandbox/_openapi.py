@@ -11,6 +11,8 @@ import copy
 from functools import cache
 from typing import Any, Final
 
+from surveykit.models.imports import RESPONDENT_FIELDS
+
 JSON_BODY: Final = ("application/json", "text/json", "application/*+json", "text/plain")
 XML_BODY: Final = ("application/xml", "text/xml", "application/*+xml")
 RESPONSE_TYPES: Final = (
@@ -65,19 +67,7 @@ def _schemas() -> dict[str, Any]:
         "ImportResponse": {
             "type": "object",
             "properties": {
-                name: string_or_null
-                for name in (
-                    "status",
-                    "message",
-                    "title",
-                    "firstName",
-                    "lastName",
-                    "mobileNumber",
-                    "emailAddress",
-                    "website",
-                    "dateOfBirth",
-                    "when",
-                )
+                name: string_or_null for name in ("status", "message", *RESPONDENT_FIELDS, "when")
             },
         },
         "KeywordModel": {

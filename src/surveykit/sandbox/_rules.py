@@ -295,16 +295,6 @@ KEYWORD_RE: Final = re.compile(r"^[A-Za-z0-9]{1,20}$")
 
 EMAIL_RE: Final = re.compile(r"^[^@\s<>,;]+@[^@\s<>,;]+\.[A-Za-z]{2,}$")
 URL_RE: Final = re.compile(r"^https?://[^\s/$.?#][^\s]*$", re.IGNORECASE)
-RESPONDENT_FIELDS: Final = (
-    "title",
-    "firstName",
-    "lastName",
-    "mobileNumber",
-    "emailAddress",
-    "website",
-    "dateOfBirth",
-)
-"""Import properties that become respondent fields (and ImportResponse fields)."""
 
 
 def _check_value(spec: ImportField, value: Any) -> str | None:

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 from surveykit.models import CallbackSettings, EmailRequest, SendRequest, UrlRequest
 from surveykit.models.callbacks import metadata_list
+from surveykit.models.imports import RESPONDENT_FIELDS
 from surveykit.sandbox import _rules
 from surveykit.sandbox._data import SampleData, load_sample_data
 from surveykit.sandbox._errors import Problem, TextError, validation
@@ -893,7 +894,7 @@ class SandboxState:
             out = []
             for record in records:
                 values, problems = _rules.validate_record(survey.import_fields, record)
-                item = {name: values.get(name) for name in _rules.RESPONDENT_FIELDS}
+                item = {name: values.get(name) for name in RESPONDENT_FIELDS}
                 item["when"] = iso(now)
                 if problems:
                     item.update(status="Error", message="; ".join(problems))
