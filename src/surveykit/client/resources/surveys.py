@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from datetime import datetime
 from os import PathLike
-from typing import Any
+from typing import Any, TypeVar
 
 import httpx
 import pandas as pd
@@ -13,19 +13,25 @@ import pandas as pd
 from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from
 from surveykit.models import ResultsFormat, ResultsRequest
 
+T = TypeVar("T")
+
 
 def _text(response: httpx.Response) -> str:
     return response.text
 
 
-def _request_body(
+def _results_request(
+    parse: Callable[[httpx.Response], T],
     survey_reference: str,
     format: ResultsFormat | str,
     header: bool | None,
     since: datetime | None,
     sort_order: int | None,
-) -> dict[str, Any]:
-    return model_from(
+    *,
+    stream: bool = False,
+) -> APIRequest[T]:
+    """POST Survey/GetResults (read-only, so retried), its answer read by ``parse``."""
+    body = model_from(
         ResultsRequest,
         None,
         {
@@ -36,6 +42,15 @@ def _request_body(
             "sort_order": sort_order,
         },
     ).to_wire()
+    return APIRequest(
+        "POST",
+        "/v3.2/Survey/GetResults",
+        parse,
+        json=body,
+        idempotent=True,
+        accept="*/*",
+        stream=stream,
+    )
 
 
 class Surveys(Resource[M]):
@@ -56,14 +71,7 @@ class Surveys(Resource[M]):
         newer results; ``sort_order`` keeps respondents who completed at least that many
         questions. Read-only, so retried on timeouts and 429/502/503/504.
         """
-        return APIRequest(
-            "POST",
-            "/v3.2/Survey/GetResults",
-            _text,
-            json=_request_body(survey_reference, format, header, since, sort_order),
-            idempotent=True,
-            accept="*/*",
-        )
+        return _results_request(_text, survey_reference, format, header, since, sort_order)
 
     @endpoint
     def results(
@@ -97,14 +105,8 @@ class Surveys(Resource[M]):
             )
             return frame
 
-        return APIRequest(
-            "POST",
-            "/v3.2/Survey/GetResults",
-            parse,
-            json=_request_body(survey_reference, chosen, header, since, sort_order),
-            idempotent=True,
-            accept="*/*",
-            stream=True,
+        return _results_request(
+            parse, survey_reference, chosen, header, since, sort_order, stream=True
         )
 
     @endpoint
@@ -133,12 +135,6 @@ class Surveys(Resource[M]):
             )
             return rows
 
-        return APIRequest(
-            "POST",
-            "/v3.2/Survey/GetResults",
-            parse,
-            json=_request_body(survey_reference, chosen, True, since, sort_order),
-            idempotent=True,
-            accept="*/*",
-            stream=True,
+        return _results_request(
+            parse, survey_reference, chosen, True, since, sort_order, stream=True
         )
