@@ -336,11 +336,13 @@ def _parser(plan: ColumnPlan) -> Callable[[Column], Any]:
     return _PARSERS[plan.type]
 
 
-def _try(kind: str, arr: Column) -> Any:
-    """The typed column, or None when a value does not fit (a sample is tried first)."""
+def _try(kind: str, arr: Column, first: str | None) -> Any:
+    """The typed column, or None when a value does not fit (a sample is tried first).
+
+    ``first`` is the column's first value (see :func:`_first_value`).
+    """
     if arr.null_count == len(arr):
         return None
-    first = _first_value(arr)
     if first is not None and not _QUICK[kind](first):
         return None  # the first value already fails: no need to run the parser
     parse = _PARSERS[kind]
@@ -391,8 +393,9 @@ def _infer(name: str, arr: Column) -> tuple[TypeName, Any]:
     if _is_text_name(name):
         return "string", None
     kind: TypeName
+    first = _first_value(arr)
     for kind in ("boolean", "Int64", "float64", "datetime"):
-        typed = _try(kind, arr)
+        typed = _try(kind, arr, first)
         if typed is not None:
             return kind, typed
     if not is_respondent_column(name):
