@@ -91,3 +91,28 @@ def test_empty_events_give_an_empty_funnel(tmp_path: Path) -> None:
 def test_a_frame_without_the_columns_is_refused() -> None:
     with pytest.raises(ValueError, match="missing column"):
         campaign_funnel(pd.DataFrame({"type": ["Receipt"]}))
+
+
+def test_unknown_message_ids_count_once_per_respondent(tmp_path: Path) -> None:
+    stamp = "2026-03-02T10:05:00Z"
+    bodies = [
+        inbound("Stop", "Unknown", "STOP", Source="447700900001", timestamp=stamp),
+        inbound("Stop", "Unknown", "STOP", Source="447700900002", timestamp=stamp),
+        inbound("Stop", "unknown", "STOP now", Source="447700900002", timestamp=stamp),
+        inbound("Help", "Unknown", "HELP", Source="447700900003", timestamp=stamp),
+        receipt("Unknown", "Blocked", Type="Lookup", Destination="447700900004"),
+    ]
+    with EventStore(tmp_path / "e.sqlite") as store:
+        for body in bodies:
+            store.record(CallbackPayload.model_validate(body))
+        events = store.frame()
+    assert len(events) == 5
+    funnel = campaign_funnel(events)
+    # Two numbers opted out (one of them twice); the HELP and the lookup opt nobody out.
+    assert funnel.loc["(none)"].to_dict() == {
+        "sent": 2,
+        "delivered": 2,
+        "clicked": 0,
+        "replied": 0,
+        "opted_out": 2,
+    }

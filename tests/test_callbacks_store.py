@@ -66,6 +66,53 @@ def test_anonymous_payloads_are_keyed_by_content() -> None:
     assert delivery_identity(one) == delivery_identity(payload({"type": "info", "message": "a"}))
 
 
+def stop_from(number: str, message_id: str | None = "Unknown", **extra: object) -> CallbackPayload:
+    """A STOP that answered no open message: the platform's MessageID is ``Unknown``."""
+    body = inbound("Stop", "", "STOP", Source=number, MessageID=message_id, Status="Stopped")
+    body.update(extra)
+    return payload(body)
+
+
+@pytest.mark.parametrize(
+    "placeholder", ["Unknown", "UNKNOWN", " unknown ", "", None], ids=repr
+)
+def test_events_without_a_real_message_id_from_different_numbers_stay_apart(
+    store: EventStore, placeholder: str | None
+) -> None:
+    # Same Type, Status and Timestamp (the platform's clock is coarse): only Source differs.
+    first = store.record(stop_from("447700900001", placeholder))
+    second = store.record(stop_from("447700900002", placeholder))
+    assert first.is_new and second.is_new
+    assert list(store.frame()["source"]) == ["447700900001", "447700900002"]
+
+
+def test_a_redelivered_unknown_event_is_still_a_duplicate(store: EventStore) -> None:
+    first = store.record(stop_from("447700900001"))
+    # A retry, spelled differently on the wire: same instant, other offset, other case.
+    again = store.record(
+        stop_from("447700900001", "unknown", Type="STOP", Timestamp="2026-03-02T11:05:00+01:00")
+    )
+    assert (again.event_id, again.deliveries) == (first.event_id, 2)
+    assert store.count() == 1
+
+
+def test_failed_lookups_of_a_batch_are_one_event_per_number(store: EventStore) -> None:
+    numbers = ["441632960001", "441632960002", "441632960003", "447700900004", "447700900005"]
+    statuses = ["Reachable", "Reachable", "Reachable", "Blocked", "Blocked"]
+    for number, status in zip(numbers, statuses, strict=True):
+        body = receipt("Unknown", status, Type="Lookup", Destination=number, Lookup=False)
+        assert store.record(payload(body)).is_new
+    frame = store.frame()
+    assert list(frame["destination"]) == numbers
+    assert (frame["deliveries"] == 1).all()
+
+
+def test_unknown_events_differing_only_in_text_stay_apart(store: EventStore) -> None:
+    store.record(payload(inbound("Message", "Unknown", "hello")))
+    store.record(payload(inbound("Message", "Unknown", "hello again")))
+    assert store.count() == 2
+
+
 def test_reply_outcome_is_kept_and_returned_to_retries(store: EventStore) -> None:
     body = payload(inbound("Keyword", "MS1", "JOIN"))
     first = store.record(body)

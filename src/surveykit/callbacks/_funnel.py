@@ -2,8 +2,10 @@
 
 Counts are of distinct messages (MessageID: the platform keeps the original message's id on
 receipts, clicks and replies), so a message clicked twice or answered three times counts
-once. The stage rules are in ``docs/callbacks.md``; the status vocabulary of receipts is not
-shown in the reference, so the status sets are parameters.
+once. Events whose MessageID names no message (``Unknown``, empty or missing) count once per
+respondent instead, so opt-outs from different numbers are not merged. The stage rules are
+in ``docs/callbacks.md``; the status vocabulary of receipts is not shown in the reference,
+so the status sets are parameters.
 """
 
 from __future__ import annotations
@@ -12,6 +14,8 @@ from collections.abc import Collection, Mapping
 from typing import Any, Final
 
 import pandas as pd
+
+from surveykit.callbacks._store import PLACEHOLDER_MESSAGE_IDS
 
 STAGES: Final = ("sent", "delivered", "clicked", "replied", "opted_out")
 """The funnel's columns, in order."""
@@ -26,6 +30,7 @@ NO_CAMPAIGN: Final = "(none)"
 """The campaign label of messages whose events carry no campaign MetaData."""
 
 _REPLY_TYPES: Final = ("message", "keyword")
+_INBOUND_TYPES: Final = ("message", "keyword", "stop", "unstop", "help", "info")
 
 
 def _campaign(metadata: Any, key: str) -> Any:
@@ -42,6 +47,30 @@ def _flag(values: pd.Series) -> pd.Series:
     return values.fillna(False).astype(bool)
 
 
+def _units(events: pd.DataFrame, kind: pd.Series, ids: pd.Series) -> pd.Series:
+    """The message each event counts for: its MessageID, or its respondent when it has none.
+
+    The respondent is the Source of an inbound event and the Destination of the others
+    (Inbound says which; without it, the Type does).
+    """
+    message_id = events["message_id"].astype("string")
+    placeholder = message_id.isna() | message_id.str.strip().str.lower().isin(
+        PLACEHOLDER_MESSAGE_IDS
+    )
+    by_type = _flag(kind.isin(_INBOUND_TYPES))
+    inbound = (
+        events["inbound"].astype("boolean").fillna(by_type).astype(bool)
+        if "inbound" in events
+        else by_type
+    )
+    missing = pd.Series(pd.NA, index=events.index, dtype="string")
+    source = events["source"].astype("string") if "source" in events else missing
+    destination = events["destination"].astype("string") if "destination" in events else missing
+    respondent = source.where(inbound, destination)
+    fallback = ("respondent:" + respondent).fillna("event:" + ids.astype("string"))
+    return message_id.where(~placeholder.astype(bool), fallback)
+
+
 def campaign_funnel(
     events: pd.DataFrame,
     *,
@@ -55,7 +84,8 @@ def campaign_funnel(
     A message's campaign is the ``campaign_key`` MetaData value of its events (the first
     one seen, so a reply without MetaData still joins its message's campaign).
 
-    Stages of a message (MessageID):
+    Stages of a message (MessageID; events with an ``Unknown``, empty or missing MessageID
+    count once per respondent, the Source of inbound events and the Destination of others):
 
     * ``sent``: a Receipt whose Status is not in ``not_sent_statuses``;
     * ``delivered``: a Receipt whose Status is in ``delivered_statuses``;
@@ -94,7 +124,7 @@ def campaign_funnel(
     kind = events["type"].astype("string").str.lower()
     status = events["status"].astype("string").str.lower()
     ids = events["event_id"] if "event_id" in events else pd.Series(events.index, events.index)
-    unit = events["message_id"].astype("string").fillna("event:" + ids.astype("string"))
+    unit = _units(events, kind, ids)
     inbound = (
         events["inbound"].astype("boolean").fillna(True)
         if "inbound" in events

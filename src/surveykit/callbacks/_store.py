@@ -1,10 +1,11 @@
 """The event store: every accepted callback, durably, in one SQLite file.
 
-One row per delivery identity (MessageID, Type, Timestamp, Status); a repeated delivery
-only bumps ``deliveries``. Rows are never deleted. Writes go through one writer thread that
-commits in groups (WAL, ``synchronous=FULL``): a caller gets its result only after the
-commit that holds its write, so "answered" always means "on disk", while a burst of
-callbacks shares fsyncs instead of paying one each.
+One row per delivery identity (MessageID, Type, Timestamp, Status; the whole content when
+the MessageID is ``Unknown`` or missing); a repeated delivery only bumps ``deliveries``.
+Rows are never deleted. Writes go through one writer thread that commits in groups (WAL,
+``synchronous=FULL``): a caller gets its result only after the commit that holds its
+write, so "answered" always means "on disk", while a burst of callbacks shares fsyncs
+instead of paying one each.
 """
 
 from __future__ import annotations
@@ -147,19 +148,34 @@ def _type_name(payload: CallbackPayload) -> str | None:
     return None if payload.type is None else str(payload.type)
 
 
+PLACEHOLDER_MESSAGE_IDS: Final = frozenset({"", "unknown"})
+"""MessageIDs (compared stripped, in lower case) that name no message: the platform sends
+``Unknown`` when no transaction exists (failed lookups, replies to no open message)."""
+
+
+def is_placeholder_id(message_id: str | None) -> bool:
+    """Whether a MessageID names no message: None, empty or ``Unknown`` (any letter case)."""
+    return message_id is None or message_id.strip().lower() in PLACEHOLDER_MESSAGE_IDS
+
+
 def delivery_identity(payload: CallbackPayload) -> str:
     """The key that tells a repeated delivery from a new event.
 
-    It is (MessageID, Type, Timestamp, Status), with Type in its canonical spelling and
-    Timestamp as the UTC instant, so ``...+01:00`` and the same moment in ``Z`` match. A
-    payload with neither MessageID nor Timestamp is keyed by a hash of its whole content,
-    so unrelated anonymous callbacks are never merged.
+    With a real MessageID it is (MessageID, Type, Timestamp, Status), with Type in its
+    canonical spelling and Timestamp as the UTC instant, so ``...+01:00`` and the same
+    moment in ``Z`` match. A payload whose MessageID names no message (missing, empty or
+    ``Unknown``, as on failed lookups and replies to no open message) is keyed by a hash
+    of its whole content (Source, Destination, Message, Type, Timestamp, Status and every
+    other field, with the same canonical Type and Timestamp), so events about different
+    numbers are never merged while a redelivery of the same callback still matches.
     """
     stamp = None if payload.timestamp is None else _iso(payload.timestamp)
-    if payload.message_id is None and stamp is None:
-        body = json.dumps(
-            payload.model_dump(mode="json", by_alias=True), sort_keys=True, ensure_ascii=True
-        )
+    if is_placeholder_id(payload.message_id):
+        wire = payload.model_dump(mode="json", by_alias=True)
+        # Retries are byte-identical, but be as lenient as the MessageID case: canonical
+        # Type, UTC Timestamp and one spelling of "no MessageID".
+        wire.update(Type=_type_name(payload), Timestamp=stamp, MessageID=None)
+        body = json.dumps(wire, sort_keys=True, ensure_ascii=True, default=str)
         return "sha256:" + hashlib.sha256(body.encode("utf-8")).hexdigest()
     return json.dumps([payload.message_id, _type_name(payload), stamp, payload.status])
 
