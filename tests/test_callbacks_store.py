@@ -73,9 +73,7 @@ def stop_from(number: str, message_id: str | None = "Unknown", **extra: object) 
     return payload(body)
 
 
-@pytest.mark.parametrize(
-    "placeholder", ["Unknown", "UNKNOWN", " unknown ", "", None], ids=repr
-)
+@pytest.mark.parametrize("placeholder", ["Unknown", "UNKNOWN", " unknown ", "", None], ids=repr)
 def test_events_without_a_real_message_id_from_different_numbers_stay_apart(
     store: EventStore, placeholder: str | None
 ) -> None:

@@ -11,6 +11,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import timedelta
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -203,6 +205,78 @@ def test_keyword_reply_reaches_the_handler_and_its_answer_keeps_the_message_id(
                                    ("Receipt", "Delivered", sent.message_id)]
     assert events[events["type"] == "Keyword"]["reply"].iloc[0]["message"] == (
         "Thanks! Your code is WIN-42.")
+
+
+def test_keyword_answer_receipts_at_the_same_instant_are_not_merged(
+    client: Client, sandbox: Sandbox, listener: Listener
+) -> None:
+    @listener.on("Keyword")
+    def answer(payload: CallbackPayload) -> str:
+        return "Thanks!"
+
+    sandbox.set_account_callback(listener.url)
+    client.keywords.create("PRIZE")
+    sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Text PRIZE",
+                                reply=True)
+    sandbox.simulate_reply(MOBILE, "PRIZE")  # the clock has not moved since the send
+    sandbox.wait_for_deliveries(WAIT)  # every callback answered, so every event stored
+    receipts = [e for e in sandbox.events("Receipt") if e.message_id == sent.message_id]
+    assert [e.status for e in receipts] == ["Sent", "Delivered", "Sent", "Delivered"]
+    first_sent, _, answer_sent, _ = (e.timestamp for e in receipts)
+    assert answer_sent > first_sent  # a microsecond later: the clock stood still
+    events = listener.events
+    assert rows(listener) == sandbox_rows(sandbox)
+    assert list(events["deliveries"]) == [1] * 5
+
+
+def test_unknown_stops_and_helps_from_two_numbers_are_separate_events(
+    sandbox: Sandbox, listener: Listener
+) -> None:
+    sandbox.set_account_callback(listener.url)
+    for text in ("HELP", "STOP"):
+        for number in (MOBILE, OTHER):  # nothing was sent to them: MessageID Unknown
+            sandbox.simulate_reply(number, text)
+    sandbox.wait_for_deliveries(WAIT)
+    events = listener.events
+    assert list(zip(events["type"], events["source"], events["message_id"], strict=True)) == [
+        ("Help", MOBILE, "Unknown"), ("Help", OTHER, "Unknown"),
+        ("Stop", MOBILE, "Unknown"), ("Stop", OTHER, "Unknown")]
+    assert list(events["deliveries"]) == [1] * 4
+    assert listener.funnel().loc["(none)", "opted_out"] == 2
+
+
+def test_failed_lookups_of_a_batch_arrive_one_per_number(
+    client: Client, sandbox: Sandbox, listener: Listener
+) -> None:
+    sandbox.set_account_callback(listener.url)
+    landlines = ["441134960001", "441134960002", "442079460003"]
+    blocked = ["447700900903", "447700900451"]  # the magic blocked number, a stop-listed one
+    for number in landlines + blocked:
+        answer = client.messages.send(destination=number, source=SOURCE, message="Hi",
+                                      reply=False, lookup=True)
+        assert answer.message_id == "Unknown"
+    sandbox.wait_for_deliveries(WAIT)
+    events = listener.events
+    assert list(zip(events["type"], events["destination"], events["status"], strict=True)) == [
+        *(("Lookup", n, "Reachable") for n in landlines),
+        *(("Lookup", n, "Blocked") for n in blocked)]
+    assert list(events["deliveries"]) == [1] * 5
+
+
+def test_events_of_one_kind_get_strictly_later_timestamps_across_restarts(
+    tmp_path: Path,
+) -> None:
+    db = tmp_path / "state.db"
+    with Sandbox(seed=3, db=db) as box:
+        box.simulate_reply(MOBILE, "HELP")
+        box.simulate_reply(MOBILE, "HELP")
+        box.simulate_reply(OTHER, "HELP")  # another number: nothing to tell apart
+    with Sandbox(seed=3, db=db) as box:
+        box.simulate_reply(MOBILE, "HELP")
+        stamps = [(e.source, e.timestamp - box.now()) for e in box.events("Help")]
+    micro = timedelta(microseconds=1)
+    assert stamps == [(MOBILE, timedelta(0)), (MOBILE, micro), (OTHER, timedelta(0)),
+                      (MOBILE, 2 * micro)]
 
 
 def test_free_text_reply_is_a_message_callback_and_the_answer_is_sent(

@@ -15,7 +15,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from surveykit.callbacks._store import PLACEHOLDER_MESSAGE_IDS
+from surveykit.models.callbacks import PLACEHOLDER_MESSAGE_IDS
 
 STAGES: Final = ("sent", "delivered", "clicked", "replied", "opted_out")
 """The funnel's columns, in order."""

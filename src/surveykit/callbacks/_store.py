@@ -28,6 +28,7 @@ from typing import Any, Final, Literal, TypeVar
 import pandas as pd
 
 from surveykit.models import RESPONSE_TYPES, CallbackPayload
+from surveykit.models.callbacks import is_placeholder_id
 
 T = TypeVar("T")
 
@@ -146,16 +147,6 @@ def _iso(value: datetime) -> str:
 
 def _type_name(payload: CallbackPayload) -> str | None:
     return None if payload.type is None else str(payload.type)
-
-
-PLACEHOLDER_MESSAGE_IDS: Final = frozenset({"", "unknown"})
-"""MessageIDs (compared stripped, in lower case) that name no message: the platform sends
-``Unknown`` when no transaction exists (failed lookups, replies to no open message)."""
-
-
-def is_placeholder_id(message_id: str | None) -> bool:
-    """Whether a MessageID names no message: None, empty or ``Unknown`` (any letter case)."""
-    return message_id is None or message_id.strip().lower() in PLACEHOLDER_MESSAGE_IDS
 
 
 def delivery_identity(payload: CallbackPayload) -> str:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from datetime import datetime
 from enum import StrEnum
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
@@ -12,6 +12,15 @@ from surveykit.models._base import RequestModel, ResponseModel, WireInt, toleran
 
 MetaDataValue = str | int | float | bool
 """A value in a MetaData pair."""
+
+PLACEHOLDER_MESSAGE_IDS: Final = frozenset({"", "unknown"})
+"""MessageIDs (compared stripped, in lower case) that name no message: the platform sends
+``Unknown`` when no transaction exists (failed lookups, replies to no open message)."""
+
+
+def is_placeholder_id(message_id: str | None) -> bool:
+    """Whether a MessageID names no message: None, empty or ``Unknown`` (any letter case)."""
+    return message_id is None or message_id.strip().lower() in PLACEHOLDER_MESSAGE_IDS
 
 
 def metadata_list(value: Any, field: str = "MetaData") -> list[dict[str, MetaDataValue]] | None:

@@ -21,7 +21,7 @@ from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
 from surveykit.models import CallbackSettings, EmailRequest, SendRequest, UrlRequest
-from surveykit.models.callbacks import metadata_list
+from surveykit.models.callbacks import is_placeholder_id, metadata_list
 from surveykit.models.imports import RESPONDENT_FIELDS
 from surveykit.sandbox import _rules
 from surveykit.sandbox._data import SampleData, load_sample_data
@@ -200,6 +200,7 @@ class SandboxState:
         self.stop_list: dict[str, datetime] = {}
         self.webhooks: list[WebhookRecord] = []
         self.events: list[Event] = []
+        self._last_stamps: dict[tuple[str | None, ...], datetime] = {}
         self.journal: list[JournalEntry] = []
         self.counters: dict[str, int] = {
             "message": 0,
@@ -315,6 +316,10 @@ class SandboxState:
         self.events = sorted(
             (Event.from_json(v) for v in saved.get("event", {}).values()), key=lambda e: e.seq
         )
+        for event in self.events:
+            key = _stamp_key(event.type, vars(event))
+            last = self._last_stamps.get(key)
+            self._last_stamps[key] = event.timestamp if last is None else max(last, event.timestamp)
         self.journal = sorted(
             (JournalEntry.from_json(v) for v in saved.get("journal", {}).values()),
             key=lambda j: j.seq,
@@ -429,7 +434,7 @@ class SandboxState:
         event = Event(
             seq=self._next("event"),
             type=type,
-            timestamp=at or self.now(),
+            timestamp=self._distinct_stamp(type, at or self.now(), fields),
             callback_urls=urls,
             callback=callback,
             **fields,
@@ -439,6 +444,21 @@ class SandboxState:
         if callback and self.event_sink is not None:
             self.event_sink(event)
         return event
+
+    def _distinct_stamp(self, type: str, stamp: datetime, fields: Mapping[str, Any]) -> datetime:
+        """``stamp``, or a microsecond after the last event of the same kind if not later.
+
+        Receivers de-duplicate by (MessageID, Type, Timestamp, Status), and the sandbox clock
+        stands still between calls: without this, an answer's receipts (which keep the
+        original MessageID) would look like retries of the original's. Events with no real
+        MessageID are told apart by Source and Destination too, as receivers do.
+        """
+        key = _stamp_key(type, fields)
+        last = self._last_stamps.get(key)
+        if last is not None and stamp <= last:
+            stamp = last + timedelta(microseconds=1)
+        self._last_stamps[key] = stamp
+        return stamp
 
     def event(self, seq: int) -> Event | None:
         """The event with this sequence number (events are kept in seq order)."""
@@ -1347,6 +1367,15 @@ class SandboxState:
 
 CALLBACK_USER: Final = User("callback", "", frozenset())
 """Who sends the messages receivers answer callbacks with (the ``user`` of the journal)."""
+
+
+def _stamp_key(type: str, fields: Mapping[str, Any]) -> tuple[str | None, ...]:
+    """What two events share when a receiver could take one for a retry of the other."""
+    message_id = fields.get("message_id")
+    status = fields.get("status")
+    if is_placeholder_id(message_id):
+        return (type, status, None, fields.get("source"), fields.get("destination"))
+    return (type, status, message_id)
 
 
 def callback_target(settings: CallbackSettings, *, strict: bool = True) -> CallbackTarget:
