@@ -24,11 +24,13 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
+from typer.testing import CliRunner
 
 import surveykit as sk
 from _sandbox_server import serve_sandbox
 from surveykit._net import bind, url_of
 from surveykit.callbacks import Listener, listen
+from surveykit.cli import app
 from surveykit.client import Client
 from surveykit.models import CallbackPayload
 from surveykit.sandbox import Sandbox
@@ -524,6 +526,65 @@ def test_served_sandbox_with_cli_callback_options_delivers_by_get(listener: List
             assert http.delete("/_sandbox/callback").json() is None
     events = listener.wait_for(1, timeout=WAIT)
     assert list(zip(events["type"], events["method"], strict=True)) == [("Help", "GET")]
+
+
+def test_served_sandbox_takes_every_account_callback_setting_from_the_cli(
+    listener: Listener,
+) -> None:
+    nobody = refused_url()
+    with serve_sandbox("--callback-url", nobody, "--callback-url", listener.url,
+                       "--callback-retries", "2", "--callback-timeout", "2000",
+                       "--callback-total-timeout", "20000", "--callback-action", "email",
+                       "--callback-action", "Sms") as served:
+        auth = {"Authorization": f"Basic {served.token}"}
+        with httpx.Client(base_url=served.base_url, headers=auth, trust_env=False,
+                          timeout=WAIT) as http:
+            shown = http.get("/_sandbox/callback").json()
+            assert {k: shown[k] for k in ("Url", "Method", "Retries", "Timeout", "TotalTimeout",
+                                          "Action")} == {
+                "Url": [nobody, listener.url], "Method": "POST", "Retries": 2,
+                "Timeout": 2000, "TotalTimeout": 20000, "Action": "Email,Sms"}
+            http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "HELP"})
+            assert http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT}).json() == {
+                "pending": 0}
+            attempts = http.get("/_sandbox/journal", params={"kind": "callback"}).json()
+            assert [(a["path"], a["status"]) for a in attempts] == [
+                (nobody, None), (nobody, None), (listener.url, 200)]
+            # Every URL now refuses: the two failure actions are journaled.
+            http.post("/_sandbox/callback", json={**shown, "Url": [nobody]})
+            http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "INFO"})
+            http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT})
+            alerts = http.get("/_sandbox/journal", params={"kind": "alert"}).json()
+            assert [(a["text"], a["body"]["attempts"]) for a in alerts] == [("Email", 2),
+                                                                            ("Sms", 2)]
+    assert list(listener.events["type"]) == ["Help"]
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--callback-timeout", "0"], "--callback-timeout: Input should be greater than or"),
+        (["--callback-total-timeout", "0"], "--callback-total-timeout: Input should be"),
+        (["--callback-retries", "-1"], "--callback-retries: Input should be greater than"),
+        (["--callback-action", "Pigeon"], "--callback-action: 'Pigeon' is not one of Email"),
+        (["--callback-method", "PUT"], "--callback-method: Input should be 'POST' or 'GET'"),
+        (["--callback-url", "ftp://x"], "--callback-url: 'ftp://x' is not an http(s) URL"),
+    ],
+    ids=["timeout", "total-timeout", "retries", "action", "method", "url"],
+)
+def test_cli_refuses_bad_callback_settings_naming_the_option(args: list[str],
+                                                              message: str) -> None:
+    url = [] if args[0] == "--callback-url" else ["--callback-url", "http://127.0.0.1:9/cb"]
+    result = CliRunner().invoke(app, ["sandbox", "serve", "--port", "0", *url, *args])
+    assert result.exit_code == 2
+    assert f"surveykit: {message}" in result.output
+
+
+def test_cli_callback_settings_without_a_url_are_refused() -> None:
+    result = CliRunner().invoke(app, ["sandbox", "serve", "--port", "0",
+                                      "--callback-retries", "1", "--callback-action", "Sms"])
+    assert result.exit_code == 2
+    assert "--callback-retries, --callback-action: needs --callback-url" in result.output
 
 
 def test_close_stops_the_delivery_thread(listener: Listener) -> None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Any, Final
 
 import typer
 
@@ -27,6 +27,41 @@ app.add_typer(sandbox_app, name="sandbox")
 
 DEFAULT_PORT = 8765
 """The sandbox's port unless told; ``--port 0`` picks a free one."""
+
+
+_CALLBACK_OPTIONS: Final = {
+    "url": "--callback-url",
+    "method": "--callback-method",
+    "timeout": "--callback-timeout",
+    "totaltimeout": "--callback-total-timeout",
+    "retries": "--callback-retries",
+    "action": "--callback-action",
+}
+"""The ``sandbox serve`` option of each account callback setting (by its lower-case name)."""
+_OPTION_FIELDS: Final = {
+    "method": "method",
+    "timeout_ms": "timeout",
+    "total_timeout_ms": "totaltimeout",
+    "retries": "retries",
+    "action": "action",
+}
+
+
+def _callback_problems(exc: ValueError) -> list[str]:
+    """The sandbox's refusal of callback settings, one line per option named."""
+    from surveykit.sandbox._state import errors_of
+
+    lines = []
+    for field, messages in errors_of(exc).items():
+        for message in messages:
+            name = field or message.partition(":")[0]
+            option = _CALLBACK_OPTIONS.get(name.split(".")[0].lower())
+            if option is None:
+                lines.append(f"--callback-*: {message}")
+                continue
+            prefix = f"{name}: "
+            lines.append(f"{option}: {message.removeprefix(prefix)}")
+    return lines
 
 
 @sandbox_app.command("serve")
@@ -51,20 +86,59 @@ def sandbox_serve(
         ),
     ] = None,
     callback_method: Annotated[
-        str, typer.Option(help="POST (JSON body) or GET (query string).")
-    ] = "POST",
+        str | None,
+        typer.Option(help="POST (JSON body, the default) or GET (query string)."),
+    ] = None,
+    callback_timeout: Annotated[
+        int | None,
+        typer.Option(
+            metavar="MS",
+            help="Longest one delivery attempt may take, in ms (Timeout; default 30000).",
+        ),
+    ] = None,
+    callback_total_timeout: Annotated[
+        int | None,
+        typer.Option(
+            metavar="MS",
+            help="Longest all attempts of one event take, in ms (TotalTimeout; default 90000).",
+        ),
+    ] = None,
+    callback_retries: Annotated[
+        int | None,
+        typer.Option(help="Attempts per URL; 0 counts as 1 (Retries; default 3)."),
+    ] = None,
+    callback_action: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Failure alert when every attempt failed: Email or Sms (Action); repeat "
+            "the option or give Email,Sms for both (default: no alert)."
+        ),
+    ] = None,
 ) -> None:
     """Serve the sandbox over HTTP (uvicorn) until interrupted.
 
     Prints two lines and flushes: ``base_url=<URL>`` and ``token=<admin token>``
     (``restricted_token=<token>`` follows, for the account without email roles).
-    With ``--callback-url`` the account callback is set, so events are delivered there.
+    With ``--callback-url`` the account callback is set, so events are delivered there;
+    the other ``--callback-*`` options are its settings and need ``--callback-url``.
     """
     import uvicorn
 
     from surveykit._net import bind, url_of
     from surveykit.sandbox import Sandbox
 
+    settings: dict[str, Any] = {
+        "method": callback_method,
+        "timeout_ms": callback_timeout,
+        "total_timeout_ms": callback_total_timeout,
+        "retries": callback_retries,
+        "action": callback_action,
+    }
+    settings = {name: value for name, value in settings.items() if value is not None}
+    if settings and not callback_url:
+        given = ", ".join(_CALLBACK_OPTIONS[_OPTION_FIELDS[name]] for name in settings)
+        typer.echo(f"surveykit: {given}: needs --callback-url", err=True)
+        raise typer.Exit(code=2)
     # Bind first, so the printed URL is the real one even with --port 0.
     try:
         sock = bind(host, port)
@@ -75,11 +149,12 @@ def sandbox_serve(
     sandbox = Sandbox(seed=seed, db=db, sample_data=not no_sample_data, base_url=base_url)
     if callback_url:
         try:
-            sandbox.set_account_callback(callback_url, method=callback_method.upper())
+            sandbox.set_account_callback(callback_url, **settings)
         except ValueError as exc:
             sock.close()
             sandbox.close()
-            typer.echo(f"surveykit: --callback-url/--callback-method: {exc}", err=True)
+            for line in _callback_problems(exc):
+                typer.echo(f"surveykit: {line}", err=True)
             raise typer.Exit(code=2) from None
     if host not in ("127.0.0.1", "::1", "localhost"):
         typer.echo(
