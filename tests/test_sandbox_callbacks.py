@@ -31,7 +31,7 @@ from _sandbox_server import serve_sandbox
 from surveykit._net import bind, url_of
 from surveykit.callbacks import Listener, listen
 from surveykit.cli import app
-from surveykit.client import Client
+from surveykit.client import ASGIPortalTransport, Client
 from surveykit.models import CallbackPayload
 from surveykit.sandbox import Sandbox
 
@@ -89,6 +89,12 @@ def refused_url() -> str:
     url = url_of(sock, "127.0.0.1", "/nobody")
     sock.close()
     return url
+
+
+def sandbox_http(sandbox: Sandbox) -> httpx.Client:
+    """An admin HTTP client of ``sandbox``'s app, in-process (no port)."""
+    return httpx.Client(transport=ASGIPortalTransport(sandbox.app), base_url=sandbox.base_url,
+                        headers={"Authorization": f"Basic {sandbox.admin_token}"})
 
 
 def rows(listener: Listener) -> list[tuple[str, str, str]]:
@@ -503,6 +509,99 @@ def test_malformed_and_oversized_bodies_are_refused(
     assert len(listener.events) == 0
 
 
+# ------------------------------------------------------------------ signatures
+
+
+@pytest.mark.parametrize("method", ["POST", "GET"])
+def test_signed_callbacks_are_accepted_by_a_listener_with_the_same_secret(
+    client: Client, sandbox: Sandbox, method: str
+) -> None:
+    with listen(secret="s3cret") as signed:
+        sandbox.set_account_callback(signed.url, method=method, secret="s3cret")
+        sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                                    reply=False)
+        sandbox.wait_for_deliveries(WAIT)
+        assert rows(signed) == [("Receipt", "Sent", sent.message_id),
+                                ("Receipt", "Delivered", sent.message_id)]
+        assert list(signed.events["method"]) == [method, method]
+    assert [e.status for e in sandbox.journal("callback")] == [200, 200]
+
+
+def test_a_wrong_secret_is_refused_with_401_then_retried_and_alerted(
+    client: Client, sandbox: Sandbox
+) -> None:
+    with listen(secret="s3cret") as signed:
+        sandbox.set_account_callback(signed.url, retries=2, action="Email", secret="guess")
+        sandbox.simulate_reply(MOBILE, "HELP")
+        sandbox.wait_for_deliveries(WAIT)
+        assert len(signed.events) == 0
+    attempts = sandbox.journal("callback")
+    assert [(e.status, e.body["attempt"], e.body["error"]) for e in attempts] == [
+        (401, 1, "HTTP 401"), (401, 2, "HTTP 401")]
+    (alert,) = sandbox.journal("alert")
+    assert (alert.text, alert.body["type"], alert.body["error"]) == ("Email", "Help", "HTTP 401")
+    assert not sandbox.events("Help")[0].delivered
+
+
+def test_an_unsigned_sandbox_is_refused_by_a_listener_that_wants_signatures(
+    sandbox: Sandbox,
+) -> None:
+    with listen(secret="s3cret") as signed:
+        sandbox.set_account_callback(signed.url, retries=1)
+        sandbox.simulate_reply(MOBILE, "INFO")
+        sandbox.wait_for_deliveries(WAIT)
+        assert len(signed.events) == 0
+    assert [e.status for e in sandbox.journal("callback")] == [401]
+
+
+def test_an_email_callback_block_is_signed_with_the_account_secret(
+    client: Client, sandbox: Sandbox
+) -> None:
+    headers: list[str | None] = []
+
+    async def hook(request: Request) -> Response:
+        headers.append(request.headers.get("X-Surveykit-Signature"))
+        return Response(status_code=200)
+
+    with serve_app(hook) as account_url, listen(secret="s3cret") as signed:
+        sandbox.set_account_callback(account_url, secret="s3cret")
+        client.messages.send_email(to="ada@example.org", from_="surveys", subject="Hi",
+                                   content="Hello", callback={"url": signed.url})
+        sandbox.wait_for_deliveries(WAIT)
+        assert list(signed.events["status"]) == ["Sent", "Delivered"]
+    assert headers == []  # the email's own Callback took the events
+
+
+def test_the_secret_is_masked_kept_and_validated(sandbox: Sandbox) -> None:
+    target = sandbox.set_account_callback("http://127.0.0.1:9/cb", secret="s3cret")
+    assert target is not None and "s3cret" not in repr(target)
+    assert target.wire()["Secret"] == "********"
+    with pytest.raises(ValueError, match="secret: an empty secret"):
+        sandbox.set_account_callback("http://127.0.0.1:9/cb", secret="")
+    assert sandbox.account_callback() == target  # a refusal changes nothing
+
+
+def test_control_api_sets_the_secret_and_never_shows_it(sandbox: Sandbox) -> None:
+    http = sandbox_http(sandbox)
+    with http:
+        shown = http.post("/_sandbox/callback",
+                          json={"url": "http://127.0.0.1:9/cb", "secret": "s3cret"}).json()
+        assert shown["Secret"] == "********"
+        assert "s3cret" not in http.get("/_sandbox/callback").text
+        # Posting the settings back as shown keeps the secret.
+        again = http.post("/_sandbox/callback", json={**shown, "Retries": 1}).json()
+        assert (again["Secret"], again["Retries"]) == ("********", 1)
+        account = sandbox.account_callback()
+        assert account is not None and account.secret == "s3cret"
+        refused = http.post("/_sandbox/callback",
+                            json={"Url": "http://127.0.0.1:9/cb", "Secret": ""})
+        assert refused.status_code == 400 and "secret" in refused.json()["detail"]
+        http.delete("/_sandbox/callback")
+        masked = http.post("/_sandbox/callback",
+                           json={"Url": "http://127.0.0.1:9/cb", "Secret": "********"})
+        assert masked.status_code == 400 and "Secret" in masked.json()["detail"]
+
+
 # ------------------------------------------------------------------ control API and CLI
 
 
@@ -569,8 +668,9 @@ def test_served_sandbox_takes_every_account_callback_setting_from_the_cli(
         (["--callback-action", "Pigeon"], "--callback-action: 'Pigeon' is not one of Email"),
         (["--callback-method", "PUT"], "--callback-method: Input should be 'POST' or 'GET'"),
         (["--callback-url", "ftp://x"], "--callback-url: 'ftp://x' is not an http(s) URL"),
+        (["--callback-secret", ""], "--callback-secret: an empty secret would accept anyone"),
     ],
-    ids=["timeout", "total-timeout", "retries", "action", "method", "url"],
+    ids=["timeout", "total-timeout", "retries", "action", "method", "url", "secret"],
 )
 def test_cli_refuses_bad_callback_settings_naming_the_option(args: list[str],
                                                               message: str) -> None:
@@ -585,6 +685,38 @@ def test_cli_callback_settings_without_a_url_are_refused() -> None:
                                       "--callback-retries", "1", "--callback-action", "Sms"])
     assert result.exit_code == 2
     assert "--callback-retries, --callback-action: needs --callback-url" in result.output
+
+
+def test_served_sandbox_signs_with_the_cli_secret(listener: Listener,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    with listen(secret="from-the-cli") as signed:
+        with serve_sandbox("--callback-url", signed.url, "--callback-secret",
+                           "from-the-cli") as served:
+            auth = {"Authorization": f"Basic {served.token}"}
+            with httpx.Client(base_url=served.base_url, headers=auth, trust_env=False,
+                              timeout=WAIT) as http:
+                assert http.get("/_sandbox/callback").json()["Secret"] == "********"
+                http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "HELP"})
+                http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT})
+                assert [a["status"] for a in http.get(
+                    "/_sandbox/journal", params={"kind": "callback"}).json()] == [200]
+        assert list(signed.events["type"]) == ["Help"]
+    # The environment variable `surveykit listen` reads works too, and without a callback
+    # URL it is not an error (there is nothing to sign).
+    monkeypatch.setenv("SURVEYKIT_CALLBACK_SECRET", "from-the-env")
+    with listen(secret="from-the-env") as signed:
+        with serve_sandbox("--callback-url", signed.url) as served:
+            auth = {"Authorization": f"Basic {served.token}"}
+            with httpx.Client(base_url=served.base_url, headers=auth, trust_env=False,
+                              timeout=WAIT) as http:
+                http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "INFO"})
+                http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT})
+        assert list(signed.events["type"]) == ["Info"]
+    with serve_sandbox() as served:
+        auth = {"Authorization": f"Basic {served.token}"}
+        shown = httpx.get(served.base_url + "/_sandbox/callback", headers=auth,
+                          trust_env=False, timeout=WAIT)
+        assert shown.json() is None
 
 
 def test_close_stops_the_delivery_thread(listener: Listener) -> None:

@@ -36,6 +36,7 @@ _CALLBACK_OPTIONS: Final = {
     "totaltimeout": "--callback-total-timeout",
     "retries": "--callback-retries",
     "action": "--callback-action",
+    "secret": "--callback-secret",
 }
 """The ``sandbox serve`` option of each account callback setting (by its lower-case name)."""
 _OPTION_FIELDS: Final = {
@@ -44,7 +45,14 @@ _OPTION_FIELDS: Final = {
     "total_timeout_ms": "totaltimeout",
     "retries": "retries",
     "action": "action",
+    "secret": "secret",
 }
+
+
+def _from_environment(context: typer.Context, parameter: str) -> bool:
+    """Whether the command's ``parameter`` came from its environment variable."""
+    source = context.get_parameter_source(parameter)
+    return source is not None and source.name == "ENVIRONMENT"
 
 
 def _callback_problems(exc: ValueError) -> list[str]:
@@ -66,6 +74,7 @@ def _callback_problems(exc: ValueError) -> list[str]:
 
 @sandbox_app.command("serve")
 def sandbox_serve(
+    context: typer.Context,
     host: Annotated[str, typer.Option(help="Address to bind; loopback unless told.")] = (
         "127.0.0.1"
     ),
@@ -114,13 +123,23 @@ def sandbox_serve(
             "the option or give Email,Sms for both (default: no alert)."
         ),
     ] = None,
+    callback_secret: Annotated[
+        str | None,
+        typer.Option(
+            envvar="SURVEYKIT_CALLBACK_SECRET",
+            help="Sign every callback with this shared secret (X-Surveykit-Signature), as "
+            "'surveykit listen --secret' verifies; read from the environment when not given.",
+            show_default=False,
+        ),
+    ] = None,
 ) -> None:
     """Serve the sandbox over HTTP (uvicorn) until interrupted.
 
     Prints two lines and flushes: ``base_url=<URL>`` and ``token=<admin token>``
     (``restricted_token=<token>`` follows, for the account without email roles).
     With ``--callback-url`` the account callback is set, so events are delivered there;
-    the other ``--callback-*`` options are its settings and need ``--callback-url``.
+    the other ``--callback-*`` options are its settings and need ``--callback-url``
+    (``SURVEYKIT_CALLBACK_SECRET`` is only used when there is one).
     """
     import uvicorn
 
@@ -133,8 +152,13 @@ def sandbox_serve(
         "total_timeout_ms": callback_total_timeout,
         "retries": callback_retries,
         "action": callback_action,
+        "secret": callback_secret,
     }
     settings = {name: value for name, value in settings.items() if value is not None}
+    if not callback_url and "secret" in settings and _from_environment(context, "callback_secret"):
+        # SURVEYKIT_CALLBACK_SECRET is shared with `surveykit listen`: without a callback
+        # URL there is nothing to sign, which is no mistake of this command.
+        del settings["secret"]
     if settings and not callback_url:
         given = ", ".join(_CALLBACK_OPTIONS[_OPTION_FIELDS[name]] for name in settings)
         typer.echo(f"surveykit: {given}: needs --callback-url", err=True)

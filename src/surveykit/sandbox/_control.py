@@ -13,8 +13,8 @@
 ``POST /_sandbox/simulate/click``         ``{"url": "http://127.0.0.1:8765/Ab3dE9x", "by": null}``
 ``POST /_sandbox/simulate/status``        ``{"messageId": "MS…", "status": "Read"}`` (carrier)
 ``GET/POST/DELETE /_sandbox/callback``    the account callback: show, set (``{"Url", "Method",
-                                          "Retries", "Timeout", "TotalTimeout", "Action"}``),
-                                          remove
+                                          "Retries", "Timeout", "TotalTimeout", "Action",
+                                          "ContentType", "Secret"}``), remove
 ``POST /_sandbox/deliveries/wait``        ``{"timeout": 30}``: until queued callbacks are done
 ``GET/POST/DELETE /_sandbox/stoplist``    list, add ``{"address"}``, remove ``?address=``
 ``GET  /_sandbox/tokens``                 the admin and restricted tokens
@@ -36,7 +36,7 @@ from starlette.routing import BaseRoute, Route
 
 from surveykit.models import CallbackSettings
 from surveykit.sandbox._errors import problem_body
-from surveykit.sandbox._records import iso
+from surveykit.sandbox._records import SECRET_MASK, iso
 from surveykit.sandbox._state import SandboxState, callback_target
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -215,6 +215,7 @@ _CALLBACK_NAMES = {
     "totaltimeout": "TotalTimeout",
     "action": "Action",
     "contenttype": "ContentType",
+    "secret": "Secret",
 }
 
 
@@ -229,10 +230,16 @@ async def account_callback(request: Request) -> Response:
         unknown = sorted(k for k in body if k.lower() not in _CALLBACK_NAMES)
         if unknown:
             raise ValueError(f"unknown callback settings: {unknown}")
-        settings = CallbackSettings.model_validate(
-            {_CALLBACK_NAMES[k.lower()]: v for k, v in body.items()}
-        )
-        state.set_account_callback(callback_target(settings))
+        named = {_CALLBACK_NAMES[k.lower()]: v for k, v in body.items()}
+        secret = named.pop("Secret", None)
+        if secret == SECRET_MASK:
+            # The masked value GET shows: posting the settings back keeps the secret.
+            with state.lock:
+                secret = state.account_callback.secret if state.account_callback else None
+            if secret is None:
+                raise ValueError("Secret: give the secret itself, not the mask")
+        settings = CallbackSettings.model_validate(named)
+        state.set_account_callback(callback_target(settings, secret=secret))
     with state.lock:
         target = state.account_callback
         return JSONResponse(target.wire() if target else None)

@@ -12,6 +12,8 @@ handlers never wait for it. Rules (``docs/sandbox.md``, "Callback delivery"):
   (real time: the sandbox clock plays no part in network timeouts);
 * POST sends the payload as a JSON body; GET sends its fields in the query string
   (booleans ``true``/``false``, MetaData as JSON, absent fields left out);
+* with a secret, every request carries ``X-Surveykit-Signature: sha256=<hex>``, the HMAC
+  of the body (POST) or the raw query string (GET) that ``surveykit.callbacks`` verifies;
 * when every attempt failed, each failure action (Email, Sms) is journaled as an ``alert``;
 * a 2xx answer to a Message or Keyword callback may carry a send request: the sandbox
   sends it to the respondent, keeping the original message's MessageID.
@@ -28,6 +30,7 @@ from typing import Any, Final
 
 import httpx
 
+from surveykit._signing import DEFAULT_SIGNATURE_HEADER, callback_signature
 from surveykit.models import SendRequest
 from surveykit.sandbox._errors import SandboxHTTPError
 from surveykit.sandbox._records import CallbackTarget, Event, JournalEntry
@@ -238,19 +241,23 @@ class CallbackDelivery:
     def _request(
         self, client: httpx.Client, job: _Job, url: str, timeout: float
     ) -> tuple[int, bytes]:
+        secret = job.target.secret
         if job.target.method == "GET":
             request = client.build_request(
                 "GET", url, params=tuple(query_params(job.payload)), timeout=timeout
             )
+            signed = request.url.query  # the raw query string, exactly as it is sent
         else:
-            content = json.dumps(job.payload, ensure_ascii=False, separators=(",", ":")).encode()
+            signed = json.dumps(job.payload, ensure_ascii=False, separators=(",", ":")).encode()
             request = client.build_request(
                 "POST",
                 url,
-                content=content,
+                content=signed,
                 timeout=timeout,
                 headers={"Content-Type": "application/json"},
             )
+        if secret:
+            request.headers[DEFAULT_SIGNATURE_HEADER] = callback_signature(signed, secret)
         response = client.send(request, stream=True)
         try:
             chunks: list[bytes] = []

@@ -9,7 +9,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass, field
 from datetime import datetime
-from typing import Any, ClassVar, Self
+from typing import Any, ClassVar, Final, Self
 
 
 def iso(value: datetime | None) -> str | None:
@@ -272,6 +272,9 @@ class Event(Record):
         }
 
 
+SECRET_MASK: Final = "********"
+"""How the control API shows a callback signing secret that is set."""
+
 CALLBACK_ACTIONS: tuple[str, ...] = ("Email", "Sms")
 """The failure actions the sandbox knows (journaled as ``alert`` entries)."""
 
@@ -284,6 +287,8 @@ class CallbackTarget(Record):
     each attempt at most ``timeout_ms``, all attempts of one event at most
     ``total_timeout_ms``. ``method`` is POST (JSON body) or GET (query string). ``actions``
     are the failure alerts (``Email``, ``Sms``) journaled when every attempt failed.
+    ``secret``, when set, signs every request (``X-Surveykit-Signature``, the scheme
+    ``surveykit.callbacks`` verifies); it is kept out of the repr and the control API.
     """
 
     urls: list[str]
@@ -292,9 +297,13 @@ class CallbackTarget(Record):
     timeout_ms: int = 30_000
     total_timeout_ms: int = 90_000
     actions: list[str] = field(default_factory=list)
+    secret: str | None = field(default=None, repr=False)
 
     def wire(self) -> dict[str, Any]:
-        """The settings as the control API shows them (the reference's parameter names)."""
+        """The settings as the control API shows them (the reference's parameter names).
+
+        ``Secret`` (not a parameter of the reference) is masked: ``"********"`` when set.
+        """
         return {
             "Url": list(self.urls),
             "Method": self.method,
@@ -303,6 +312,7 @@ class CallbackTarget(Record):
             "TotalTimeout": self.total_timeout_ms,
             "Action": ",".join(self.actions) or None,
             "ContentType": "application/json",
+            "Secret": SECRET_MASK if self.secret else None,
         }
 
 

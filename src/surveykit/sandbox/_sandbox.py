@@ -313,6 +313,7 @@ class Sandbox:
         timeout_ms: int = 30_000,
         total_timeout_ms: int = 90_000,
         action: str | Sequence[str] | None = None,
+        secret: str | None = None,
     ) -> CallbackTarget | None:
         """Configure (or, with None, remove) the account's callback; returns the settings.
 
@@ -330,10 +331,18 @@ class Sandbox:
             total_timeout_ms: the longest all attempts of one event may take.
             action: failure alerts, ``"Email"``, ``"Sms"`` or both (``"Email,Sms"``),
                 journaled as ``alert`` entries when every attempt failed.
+            secret: sign every callback (also those to an email's own Callback URL) with
+                this shared secret, as ``surveykit.callbacks`` verifies it: the header
+                ``X-Surveykit-Signature: sha256=<hex HMAC>`` of the raw body (POST) or the
+                raw query string (GET). None sends them unsigned.
 
         Raises:
             ValueError: a URL that is not http(s), an unknown method or action, a
-                negative retry count or a timeout below 1 ms.
+                negative retry count, a timeout below 1 ms or an empty secret.
+
+        Example:
+            >>> with sk.listen(secret="s3cret") as listener:          # doctest: +SKIP
+            ...     sandbox.set_account_callback(listener.url, secret="s3cret")
         """
         if url is None:
             self._state.set_account_callback(None)
@@ -348,7 +357,7 @@ class Sandbox:
                 "Action": action if action is None or isinstance(action, str) else list(action),
             }
         )
-        target = callback_target(settings)
+        target = callback_target(settings, secret=secret)
         self._state.set_account_callback(target)
         return target
 

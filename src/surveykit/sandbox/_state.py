@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from surveykit._signing import signing_key
 from surveykit.models import CallbackSettings, EmailRequest, SendRequest, UrlRequest
 from surveykit.models.callbacks import is_placeholder_id, metadata_list
 from surveykit.models.imports import RESPONDENT_FIELDS
@@ -426,10 +427,15 @@ class SandboxState:
         """Record a messaging event with the callback payload's fields, and queue it.
 
         ``callback`` is the message's own Callback settings; without them the account's
-        settings at this moment apply. An event with settings goes to :attr:`event_sink`.
+        settings at this moment apply (the account's signing secret applies to both). An
+        event with settings goes to :attr:`event_sink`.
         """
-        if callback is None and self.account_callback is not None:
-            callback = self.account_callback.to_json()
+        account = self.account_callback
+        if callback is None and account is not None:
+            callback = account.to_json()
+        elif callback is not None and account is not None and account.secret:
+            # The signing secret is the account's: an email's own Callback is signed too.
+            callback = {**callback, "secret": account.secret}
         urls = list(callback["urls"]) if callback else []
         event = Event(
             seq=self._next("event"),
@@ -1378,12 +1384,19 @@ def _stamp_key(type: str, fields: Mapping[str, Any]) -> tuple[str | None, ...]:
     return (type, status, message_id)
 
 
-def callback_target(settings: CallbackSettings, *, strict: bool = True) -> CallbackTarget:
+def callback_target(
+    settings: CallbackSettings, *, strict: bool = True, secret: str | None = None
+) -> CallbackTarget:
     """Delivery settings from the reference's Callback parameters, defaults filled in.
 
     Action keywords are matched in any letter case; an unknown one is a ``ValueError``
     when ``strict`` (account settings) and ignored otherwise (an email's Callback block).
+    ``secret`` (account settings only) signs the requests; it must be a non-empty string.
     """
+    if secret is not None:
+        if not isinstance(secret, str):
+            raise ValueError(f"Secret: expected a string, got {type(secret).__name__}")
+        signing_key(secret)  # the receiver's own check: an empty secret is refused
     urls = [settings.url] if isinstance(settings.url, str) else list(settings.url)
     actions: list[str] = []
     known = {name.lower(): name for name in CALLBACK_ACTIONS}
@@ -1407,6 +1420,7 @@ def callback_target(settings: CallbackSettings, *, strict: bool = True) -> Callb
         timeout_ms=settings.timeout or defaults.timeout_ms,
         total_timeout_ms=settings.total_timeout or defaults.total_timeout_ms,
         actions=actions,
+        secret=secret,
     )
 
 
