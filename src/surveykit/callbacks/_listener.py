@@ -220,7 +220,7 @@ def listen(
 
     Example:
         >>> with sk.listen() as listener:            # doctest: +SKIP
-        ...     client.messages.send(..., callback=listener.url)
+        ...     client.messages.send_email(..., callback={"url": listener.url})
         ...     listener.wait_for(1, timeout=60)
     """
     if receiver is not None:
