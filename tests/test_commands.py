@@ -6,11 +6,13 @@ import subprocess
 import sys
 from pathlib import Path
 
+import httpx
 import pandas as pd
 import pytest
 from typer.testing import CliRunner
 
 from _sandbox_server import ServedSandbox
+from surveykit.callbacks import EventStore
 from surveykit.cli import app
 
 runner = CliRunner()
@@ -144,6 +146,40 @@ def test_listen_prints_its_url_and_stops(tmp_path: Path) -> None:
         process.terminate()
         process.wait(timeout=10)
     assert (tmp_path / "ev.sqlite").exists()
+
+
+def test_listen_max_body_sets_the_receivers_limit(tmp_path: Path) -> None:
+    db = tmp_path / "ev.sqlite"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "surveykit.cli", "listen", "--db", str(db), "--max-body", "300"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert process.stdout is not None
+        url = process.stdout.readline().strip().rpartition(" ")[2]
+        small = {"Type": "Receipt", "MessageID": "MS1", "Status": "Sent"}
+        large = {**small, "MessageID": "MS2", "Message": "x" * 400}  # under the 64 KiB default
+        with httpx.Client(trust_env=False, timeout=30) as http:
+            assert http.post(url, json=small).status_code == 200
+            refused = http.post(url, json=large)
+        assert refused.status_code == 413
+        assert "at most 300 bytes" in refused.json()["detail"]
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    with EventStore(db) as store:
+        assert list(store.frame()["message_id"]) == ["MS1"]
+
+
+def test_listen_refuses_a_max_body_below_one_byte() -> None:
+    result = runner.invoke(app, ["listen", "--max-body", "0"])
+    assert result.exit_code == 2
+    assert "--max-body" in result.output
 
 
 @pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet"])

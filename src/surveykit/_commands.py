@@ -13,6 +13,8 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 
+from surveykit.callbacks import DEFAULT_MAX_BODY
+
 BaseUrl = Annotated[
     str | None,
     typer.Option("--base-url", envvar="SURVEYKIT_BASE_URL", help="The platform's address."),
@@ -370,11 +372,23 @@ def listen(
             show_default=False,
         ),
     ] = None,
+    max_body: Annotated[
+        int,
+        typer.Option(
+            min=1, metavar="BYTES", help="Largest callback body accepted; larger ones get 413."
+        ),
+    ] = DEFAULT_MAX_BODY,
 ) -> None:
     """Receive the platform's callbacks until interrupted; events go to SQLite."""
     from surveykit.callbacks import run_listener_cli
 
-    run_listener_cli(host=host, port=port, db=None if db is None else str(db), secret=secret)
+    run_listener_cli(
+        host=host,
+        port=port,
+        db=None if db is None else str(db),
+        secret=secret,
+        max_body=max_body,
+    )
 
 
 def register(app: typer.Typer) -> None:

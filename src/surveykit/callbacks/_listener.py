@@ -264,12 +264,14 @@ def run_listener_cli(
     port: int = 0,
     db: str | os.PathLike[str] | None = None,
     secret: str | None = None,
+    max_body: int = DEFAULT_MAX_BODY,
 ) -> None:
     """Serve callbacks in the foreground until Ctrl-C (for ``surveykit listen``).
 
-    Prints the callback URL on the first line, then where events are stored.
+    Prints the callback URL on the first line, then where events are stored. ``max_body``
+    is the largest callback body accepted, in bytes (see :class:`Receiver`).
     """
-    receiver = Receiver(db, secret=secret)
+    receiver = Receiver(db, secret=secret, max_body=max_body)
     try:
         sock = bind(host, port)
     except BaseException:
