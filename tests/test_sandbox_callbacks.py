@@ -461,6 +461,73 @@ def test_an_email_callback_block_overrides_the_account_settings(
     assert len(listener.wait_for(2, timeout=WAIT)) == 2
 
 
+def test_an_email_callback_blocks_timeout_and_action_are_applied(
+    client: Client, sandbox: Sandbox, listener: Listener
+) -> None:
+    release = threading.Event()
+
+    async def slow(request: Request) -> Response:
+        # Never answers within the email's Timeout; released when the test ends.
+        await anyio.to_thread.run_sync(release.wait, 10)
+        return Response(status_code=200)
+
+    sandbox.set_account_callback(listener.url, timeout_ms=30_000, action="Email")
+    with serve_app(slow) as url:
+        try:
+            client.messages.send_email(
+                to="ada@example.org", from_="surveys", subject="Hi", content="Hello",
+                callback={"url": url, "timeout": 300, "retries": 2, "action": "sms,Pigeon"})
+            sandbox.wait_for_deliveries(WAIT)
+        finally:
+            release.set()
+    settings = {(e.callback or {}).get("timeout_ms") for e in sandbox.events()}
+    assert settings == {300}
+    attempts = sandbox.journal("callback")
+    assert [(e.path, e.status, e.body["urlAttempt"]) for e in attempts] == [
+        (url, None, 1), (url, None, 2), (url, None, 1), (url, None, 2)]
+    assert all(e.body["error"] == "no answer within 300 ms" for e in attempts)
+    # The email's Action (an unknown word ignored), not the account's: one Sms per event.
+    assert [(a.text, a.body["type"]) for a in sandbox.journal("alert")] == [
+        ("Sms", "Receipt"), ("Sms", "Receipt")]
+    assert len(listener.events) == 0  # the account callback was not used
+
+
+def test_an_email_callback_block_with_another_content_type_is_ignored(
+    sandbox: Sandbox, listener: Listener
+) -> None:
+    hits: list[str] = []
+
+    async def hook(request: Request) -> Response:
+        hits.append(request.method)
+        return Response(status_code=200)
+
+    sandbox.set_account_callback(listener.url)
+    with serve_app(hook) as url, sandbox_http(sandbox) as http:
+        answer = http.post("/v3.2/Message/SendEmail", json={
+            "To": "ada@example.org", "From": "surveys", "Subject": "Hi", "Content": "Hello",
+            "Callback": [{"Url": url}, {"ContentType": "application/xml"}]})
+        assert answer.status_code == 200 and answer.json()["Status"] == "Sent"
+        sandbox.wait_for_deliveries(WAIT)
+    assert hits == []  # the whole block was ignored (the reference) ...
+    assert list(listener.events["status"]) == ["Sent", "Delivered"]  # ... the account's used
+
+
+@pytest.mark.parametrize("content_type", ["application/xml", "text/plain", ""])
+def test_control_api_refuses_a_content_type_other_than_json(
+    sandbox: Sandbox, content_type: str
+) -> None:
+    with sandbox_http(sandbox) as http:
+        refused = http.post("/_sandbox/callback", json={"Url": "http://127.0.0.1:9/cb",
+                                                        "ContentType": content_type})
+        assert refused.status_code == 400
+        assert "ContentType" in refused.json()["detail"]
+        accepted = http.post("/_sandbox/callback", json={"Url": "http://127.0.0.1:9/cb",
+                                                         "contenttype": "application/json"})
+        assert accepted.json()["ContentType"] == "application/json"
+    account = sandbox.account_callback()
+    assert account is not None and account.urls == ["http://127.0.0.1:9/cb"]
+
+
 def test_a_burst_of_2000_callbacks_is_stored_with_none_lost(
     client: Client, sandbox: Sandbox, listener: Listener
 ) -> None:
