@@ -7,6 +7,7 @@ like a payment sandbox's test card numbers.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 from collections.abc import Mapping, Sequence
@@ -146,11 +147,17 @@ def is_possible_number(number: str) -> bool:
     """
     if not E164_DIGITS.fullmatch(number):
         return False
+    parsed = _parsed(number)
+    return parsed is not None and bool(phonenumbers.is_possible_number(parsed))
+
+
+@functools.lru_cache(maxsize=2**14)
+def _parsed(number: str) -> phonenumbers.PhoneNumber | None:
+    # A send checks its destination, then looks it up: one parse serves both.
     try:
-        parsed = phonenumbers.parse("+" + number)
+        return phonenumbers.parse("+" + number)
     except phonenumbers.NumberParseException:
-        return False
-    return bool(phonenumbers.is_possible_number(parsed))
+        return None
 
 
 def _pick(choices: Sequence[str], number: str) -> str:
@@ -173,9 +180,8 @@ def lookup_number(number: str) -> NumberInfo:
         return NumberInfo("Landline", _LANDLINE_CARRIERS["GB"], reachable=True)
     if FR_FICTION_MOBILE.fullmatch(number):
         return NumberInfo("Mobile", _pick(_CARRIERS["FR"], number), reachable=True)
-    try:
-        parsed = phonenumbers.parse("+" + number)
-    except phonenumbers.NumberParseException:
+    parsed = _parsed(number)
+    if parsed is None:
         return NumberInfo("Unknown", "Unknown", reachable=False)
     region = phonenumbers.region_code_for_number(parsed) or ""
     if NANP_FICTION.fullmatch(number):
