@@ -34,6 +34,10 @@ def transport_of(client: sk.Client | sk.AsyncClient) -> Any:
     return client._http._transport
 
 
+def sharded() -> AsyncShardedTransport:
+    return AsyncShardedTransport(httpx.Limits(max_connections=100, keepalive_expiry=4))
+
+
 def open_connections(transport: Any) -> int:
     return sum(len(pool._pool.connections) for pool in transport._shards.pools)
 
@@ -60,13 +64,15 @@ def test_remote_clients_use_the_sharded_pool(slow: ServedSandbox) -> None:
     with sk.Client(slow.base_url, slow.token) as client:
         assert isinstance(transport_of(client), ShardedTransport)
         assert transport_of(client).shards == 25  # 100 connections by default
-    client = sk.AsyncClient(slow.base_url, slow.token)
+    # The async client's default is aiohttp (tests/test_client_aiohttp.py); the sharded
+    # pool is its fallback off asyncio and can be chosen explicitly.
+    client = sk.AsyncClient(slow.base_url, slow.token, transport=sharded())
     assert isinstance(transport_of(client), AsyncShardedTransport)
     asyncio.run(client.aclose())
 
 
 async def test_concurrent_sends_spread_over_shards_and_are_released(slow: ServedSandbox) -> None:
-    async with sk.AsyncClient(slow.base_url, slow.token) as client:
+    async with sk.AsyncClient(slow.base_url, slow.token, transport=sharded()) as client:
         transport = transport_of(client)
         sends = [
             asyncio.create_task(
@@ -135,7 +141,8 @@ def test_a_streamed_download_releases_its_shard_when_done(served: ServedSandbox)
         assert transport_of(client).in_flight() == [0] * transport_of(client).shards
 
     async def run() -> None:
-        async with sk.AsyncClient(served.base_url, served.token) as aclient:
+        transport = sharded()
+        async with sk.AsyncClient(served.base_url, served.token, transport=transport) as aclient:
             frame = await aclient.surveys.results("*", format="JSON")
             assert len(frame) > 0
             assert transport_of(aclient).in_flight() == [0] * transport_of(aclient).shards

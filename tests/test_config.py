@@ -154,7 +154,14 @@ def test_connection_pool_defaults_and_override() -> None:
     assert {pool._keepalive_expiry for pool in pools} == {4.0}
     assert sum(pool._max_keepalive_connections for pool in pools) == 100
     assert sum(pool._max_connections for pool in pools) == 100
-    custom = sk.AsyncClient(
+    custom = sk.Client(
         "https://api.example.test", "t", limits=httpx.Limits(max_connections=7)
     )._http._transport  # type: ignore[attr-defined]
     assert sum(shard._pool._max_connections for shard in custom._shards.pools) == 7
+    # The async client's transport (aiohttp) takes the same limits.
+    default = sk.AsyncClient("https://api.example.test", "t")._http._transport  # type: ignore[attr-defined]
+    assert (default._limits.max_connections, default._limits.keepalive_expiry) == (100, 4.0)
+    custom = sk.AsyncClient(
+        "https://api.example.test", "t", limits=httpx.Limits(max_connections=7)
+    )._http._transport  # type: ignore[attr-defined]
+    assert custom._limits.max_connections == 7

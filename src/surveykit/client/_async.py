@@ -10,8 +10,8 @@ from typing import Any, Self, TypeVar
 import anyio
 import httpx
 
+from surveykit.client._aiohttp import AiohttpTransport
 from surveykit.client._base import APIRequest, Async, Sleep, logger
-from surveykit.client._pool import AsyncShardedTransport
 from surveykit.client._resources import ResourceGroups
 from surveykit.client._retry import RetryPolicy
 
@@ -55,7 +55,7 @@ class AsyncClient(ResourceGroups[Async]):
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)
         elif transport is None:
-            transport = AsyncShardedTransport(self._limits)
+            transport = AiohttpTransport(self._limits)
         self._http = httpx.AsyncClient(transport=transport, **self._client_options())
 
     @staticmethod

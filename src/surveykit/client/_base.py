@@ -66,6 +66,10 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 USER_AGENT = "surveykit/0.1"
 
+#: The request extension set on downloads that the caller reads in chunks (survey results);
+#: a transport may read any other answer whole before returning it.
+STREAM_EXTENSION = "surveykit.stream"
+
 
 @dataclass(frozen=True)
 class APIRequest(Generic[T]):
@@ -423,6 +427,7 @@ class BaseClient:
             json=spec.json,
             params=spec.params,
             headers={"Accept": spec.accept},
+            extensions={STREAM_EXTENSION: True} if spec.stream else None,
         )
         attempt = 0
         while True:
