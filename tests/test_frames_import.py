@@ -78,6 +78,7 @@ async def test_unknown_reference_stops_before_the_rest(kind: str) -> None:
     assert len(platform.requests) == 1
     assert isinstance(caught.value.cause, sk.NotFoundError)
     assert set(caught.value.result["status"]) == {"not sent", "rejected"}
+    assert caught.value.result["reason"].notna().all()  # every row says why
 
 
 async def test_a_chunk_lost_on_the_network_is_reported_row_by_row(kind: str) -> None:
@@ -144,3 +145,40 @@ def test_imported_respondents_appear_in_later_results() -> None:
     assert sorted(new["mobileNumber"]) == ["447911123901", "447911123902"]
     assert sorted(new["firstName"]) == ["Ingrid", "Tomás"]
     assert new["completed"].isna().all()
+
+
+async def test_a_404_on_a_later_chunk_keeps_the_earlier_chunks_and_says_why_the_rest_was_not_sent(
+    kind: str,
+) -> None:
+    platform = FakePlatform()
+    platform.import_script = [
+        None,
+        (404, {"title": "Not Found", "status": 404, "detail": "no import definition"}),
+    ]
+    with pytest.raises(ImportStoppedError, match="does not know reference 'CSAT-2026'") as caught:
+        await run(
+            import_frame(
+                client_for(platform, kind), "CSAT-2026", respondents(), chunk_size=2, progress=False
+            )
+        )
+    assert "2 records in earlier chunks were imported; the rest were not sent" in str(caught.value)
+    result = caught.value.result
+    assert list(result.index) == list(respondents().index)
+    assert result["status"].tolist() == [
+        "Success",
+        "Success",
+        "rejected",
+        "not sent",  # the chunk that got the 404
+        "not sent",
+        "not sent",  # a later chunk, never requested
+        "not sent",
+    ]
+    not_sent = result[result["status"] == "not sent"]
+    assert (
+        not_sent["reason"].tolist()
+        == ["the import stopped: the platform does not know reference 'CSAT-2026' (404)"] * 4
+    )
+    assert result.loc[["id-7", "id-6"], "reason"].isna().all()
+    calls = [path for _, path, _ in platform.requests if path == "/v3.2/Data/Import"]
+    assert len(calls) == 2  # nothing after the 404
+    assert len(platform.imported) == 2

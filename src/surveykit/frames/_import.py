@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from surveykit._dual import returns
@@ -57,7 +56,8 @@ class _Import:
             raise ValueError("chunk_size: must be at least 1")
         self.plan, self.reference, self.chunk_size = plan, reference, chunk_size
         self.results: list[Any] = []
-        self.overrides: dict[int, tuple[str, str]] = {}  # record position -> (status, reason)
+        # (first record, past-the-last record, status, reason) for records without a result
+        self.overrides: list[tuple[int, int, str, str]] = []
         self.bar: Any = None
         if progress and len(plan.records):
             from tqdm.auto import tqdm
@@ -75,6 +75,15 @@ class _Import:
             answer = yield call
             if isinstance(answer, NotFoundError):
                 self.results.extend([None] * (len(records) - len(self.results)))
+                self.overrides.append(
+                    (
+                        start,
+                        len(records),
+                        "not sent",
+                        f"the import stopped: the platform does not know reference "
+                        f"{self.reference!r} (404)",
+                    )
+                )
                 done = start
                 where = (
                     "nothing was imported"
@@ -89,15 +98,18 @@ class _Import:
                 ) from answer
             if isinstance(answer, SurveykitError):
                 status, reason = _chunk_outcome(answer)
-                for position in range(start, start + len(chunk)):
-                    self.overrides[position] = (status, reason)
+                self.overrides.append((start, start + len(chunk), status, reason))
                 self.results.extend([None] * len(chunk))
             else:
                 got = list(answer)
-                for position in range(start + len(got), start + len(chunk)):
-                    self.overrides[position] = (
-                        "unknown",
-                        "the platform returned no result for this record",
+                if len(got) < len(chunk):
+                    self.overrides.append(
+                        (
+                            start + len(got),
+                            start + len(chunk),
+                            "unknown",
+                            "the platform returned no result for this record",
+                        )
                     )
                 self.results.extend((got + [None] * len(chunk))[: len(chunk)])
             if self.bar is not None:
@@ -105,11 +117,10 @@ class _Import:
 
     def frame(self) -> pd.DataFrame:
         frame = join_import_results(self.plan, self.results)
-        if self.overrides:
-            positions = np.array(list(self.overrides), dtype=np.intp)
-            labels = frame.index[self.plan.positions[positions]]
-            frame.loc[labels, "status"] = [status for status, _ in self.overrides.values()]
-            frame.loc[labels, "reason"] = [reason for _, reason in self.overrides.values()]
+        for first, stop, status, reason in self.overrides:
+            labels = frame.index[self.plan.positions[first:stop]]
+            frame.loc[labels, "status"] = status
+            frame.loc[labels, "reason"] = reason
         return frame
 
     def close(self) -> None:
