@@ -158,3 +158,25 @@ def test_import_reads_csv_excel_and_parquet(tmp_path: Path, suffix: str) -> None
     invoke("import", "CSAT-SMS-2026", str(source), "--region", "GB")
     outcome = pd.read_csv(tmp_path / "people.import.csv", dtype=str)
     assert outcome["status"].tolist() == ["Success", "rejected"]
+
+
+def test_import_of_an_unknown_reference_fails_after_writing_every_rows_outcome(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "people.csv"
+    source.write_text(
+        "First Name,Phone\nAna,07911 123001\nBo,12345\nCy,07911 123002\n", encoding="utf-8"
+    )
+    result = runner.invoke(
+        app,
+        ["import", "NO-SUCH-SURVEY", str(source), "--region", "GB"],
+        env={"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": ""},
+    )
+    assert result.exit_code == 1, result.output
+    assert "surveykit: import stopped:" in result.output
+    assert "does not know reference 'NO-SUCH-SURVEY'" in result.output
+    assert "nothing was imported" in result.output
+    outcome = pd.read_csv(tmp_path / "people.import.csv", dtype=str)
+    assert outcome["Unnamed: 0"].tolist() == ["0", "1", "2"]  # every row, in file order
+    assert outcome["status"].tolist() == ["not sent", "rejected", "not sent"]
+    assert outcome["reason"].notna().all()

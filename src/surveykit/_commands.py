@@ -158,7 +158,11 @@ def import_(
     base_url: BaseUrl = None,
     token: Token = None,
 ) -> None:
-    """Import respondents from a file; print the plan and write every row's outcome."""
+    """Import respondents from a file; print the plan and write every row's outcome.
+
+    Exits with status 1, after writing the outcome, when the platform does not know the
+    reference (the rows after the stop are "not sent", with the reason).
+    """
     import surveykit as sk
 
     mapping: dict[Any, str | None] = {}
@@ -176,18 +180,21 @@ def import_(
     if dry_run:
         return
     client = _client(base_url, token)
+    stopped: sk.ImportStoppedError | None = None
     try:
         outcome = sk.import_frame(
             client, reference, df, plan=plan, chunk_size=chunk_size, progress=False
         )
     except sk.ImportStoppedError as exc:
-        outcome = exc.result
-        typer.echo(f"surveykit: {exc}", err=True)
+        stopped, outcome = exc, exc.result
     target: Path = out or file.with_name(f"{file.stem}.import.csv")
     _write(outcome, target, index=True)
     counts = outcome["status"].value_counts()
     typer.echo("outcome: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     typer.echo(f"wrote the outcome of {len(outcome):,} rows to {target}")
+    if stopped is not None:
+        # The outcome file is written first: it says which rows were imported before the stop.
+        raise _fail(f"import stopped: {stopped}")
 
 
 def send(
