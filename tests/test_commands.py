@@ -73,6 +73,13 @@ def test_import_writes_every_rows_outcome(tmp_path: Path) -> None:
     outcome = pd.read_csv(tmp_path / "people.import.csv", dtype=str)
     assert outcome["status"].tolist() == ["Success", "rejected", "rejected"]
     assert "duplicate" in outcome.loc[2, "reason"]
+    assert outcome.loc[2, ["column", "value", "duplicate_of"]].tolist() == [
+        "Phone",
+        "07911 123001",
+        "0",  # the first row with that number (the file's row 0)
+    ]
+    assert outcome.loc[1, ["column", "value"]].tolist() == ["Phone", "12345"]
+    assert pd.isna(outcome.loc[1, "duplicate_of"])
 
 
 def test_import_bad_map_is_refused(tmp_path: Path) -> None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -929,6 +930,51 @@ def test_join_results_covers_every_row(joined_plan: tuple[pd.DataFrame, ImportPl
     assert pd.isna(out.loc["a", "reason"]) and pd.isna(out.loc["a", "message"])
 
 
+def test_join_results_carry_the_rejections_column_value_and_first_row(
+    joined_plan: tuple[pd.DataFrame, ImportPlan],
+) -> None:
+    df, plan = joined_plan
+    out = join_import_results(plan, [{"status": "Success"}] * 3, df.index)
+    assert list(out.columns) == [
+        "status",
+        "message",
+        "when",
+        "reason",
+        "column",
+        "value",
+        "duplicate_of",
+    ]
+    assert out.loc["b", ["column", "value", "duplicate_of"]].tolist() == [
+        "Mobile",
+        "+447911123451",
+        "e",  # the first row with that number
+    ]
+    assert out.loc["d", ["column", "value"]].tolist() == ["Mobile", "bad"]
+    assert pd.isna(out.loc["d", "duplicate_of"])
+    sent = out.loc[["e", "c", "a"], ["column", "value", "duplicate_of"]]
+    assert sent.isna().all().all()
+
+
+def test_join_results_write_to_parquet_whatever_the_rejected_values_types(
+    tmp_path: Path,
+) -> None:
+    df = pd.DataFrame(
+        {
+            "Mobile": [447911123451, 12, 447911123452, 447911123451],
+            "Email": ["a@b.org", "x@y.org", "no", "z@y.org"],
+        },
+        index=[10, 20, 30, 40],
+    )
+    plan = build_import_list(df)
+    out = join_import_results(plan, [{"status": "Success"}])
+    assert out["column"].tolist()[1:] == ["Mobile", "Email", "Mobile"]
+    assert out["value"].tolist()[1:] == ["12", "no", "447911123451"]  # int, str: all text
+    assert out.loc[40, "duplicate_of"] == 10
+    out.to_parquet(tmp_path / "outcome.parquet")
+    back = pd.read_parquet(tmp_path / "outcome.parquet")
+    assert back.loc[30, "value"] == "no" and back.loc[40, "duplicate_of"] == 10
+
+
 def test_join_results_accepts_none_for_unsent_and_any_letter_case(
     joined_plan: tuple[pd.DataFrame, ImportPlan],
 ) -> None:
@@ -938,7 +984,6 @@ def test_join_results_accepts_none_for_unsent_and_any_letter_case(
     assert out.loc["e", "status"] == "not sent"
     assert out.loc["c", "status"] == "Success" and out.loc["c", "message"] == "ok"
     assert out.loc["a", "status"] == "Pending"  # unknown statuses are kept as given
-    assert list(out.columns) == ["status", "message", "when", "reason"]
 
 
 def test_join_results_refuses_too_many_results(

@@ -59,6 +59,7 @@ async def test_chunks_and_join_back(kind: str) -> None:
         "Success",
     ]
     assert result.loc["id-5", "reason"] is not None
+    assert result.loc["id-5", ["column", "value"]].tolist() == ["Mobile", "not a number"]
     assert result.loc["id-7", "when"] == "2026-03-02T09:00:00Z"
     chunks = [body for _, path, body in platform.requests if path == "/v3.2/Data/Import"]
     assert [len(body["list"]) for body in chunks] == [2, 2, 2]
@@ -182,3 +183,24 @@ async def test_a_404_on_a_later_chunk_keeps_the_earlier_chunks_and_says_why_the_
     calls = [path for _, path, _ in platform.requests if path == "/v3.2/Data/Import"]
     assert len(calls) == 2  # nothing after the 404
     assert len(platform.imported) == 2
+
+
+def test_a_duplicate_row_points_at_the_first_row_with_its_number() -> None:
+    platform = FakePlatform()
+    df = pd.DataFrame(
+        {"Mobile": ["+44 7911 123001", "07911 123002", "0044 7911 123001"]},
+        index=pd.Index(["crm-9", "crm-4", "crm-7"], name="crm_id"),
+    )
+    result = import_frame(
+        client_for(platform, "sync"), "CSAT-2026", df, default_region="GB", progress=False
+    )
+    assert result["status"].tolist() == ["Success", "Success", "rejected"]
+    columns = ["status", "reason", "column", "value", "duplicate_of"]
+    assert result.loc["crm-7", columns].tolist() == [
+        "rejected",
+        "duplicate",
+        "Mobile",
+        "0044 7911 123001",
+        "crm-9",
+    ]
+    assert result[["column", "value", "duplicate_of"]].iloc[:2].isna().all().all()
