@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import logging
 from typing import Any
 
 import httpx
@@ -204,3 +205,48 @@ def test_a_duplicate_row_points_at_the_first_row_with_its_number() -> None:
         "crm-9",
     ]
     assert result[["column", "value", "duplicate_of"]].iloc[:2].isna().all().all()
+
+
+def test_progress_shows_the_plan_with_its_inferred_mapping_and_counts_the_rows(
+    capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    platform = FakePlatform()
+    caplog.set_level(logging.INFO, logger="surveykit.frames")
+    result = import_frame(
+        client_for(platform, "sync"), "CSAT-2026", respondents(), chunk_size=2, progress=True
+    )
+    err = capsys.readouterr().err
+    assert "ImportPlan: 7 rows -> 6 records, 1 rejected" in err
+    assert "'First Name' -> firstName (inferred)" in err
+    assert "'Mobile' -> mobileNumber (inferred)" in err
+    assert "import: 100%" in err and "6/6" in err  # the bar counted every record sent
+    assert err.index("ImportPlan") < err.index("import: ")  # the plan above the bar
+    logged = [r.getMessage() for r in caplog.records if r.name == "surveykit.frames"]
+    assert len(logged) == 1 and logged[0].startswith("import into 'CSAT-2026': ImportPlan")
+    assert "'Mobile' -> mobileNumber (inferred)" in logged[0]
+    assert result.attrs["plan"] == {
+        "rows": 7,
+        "records": 6,
+        "rejected": 1,
+        "rejected_by_reason": {"not a phone number": 1},
+        "warnings": 0,
+        "mapping": {"First Name": "firstName", "Mobile": "mobileNumber"},
+        "inferred": {"First Name": "firstName", "Mobile": "mobileNumber"},
+    }
+
+
+async def test_a_given_plan_is_not_shown_again_but_still_described(
+    kind: str, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
+) -> None:
+    platform = FakePlatform()
+    df = respondents(3)
+    plan = sk.build_import_list(df, {"First Name": None})
+    caplog.set_level(logging.INFO, logger="surveykit.frames")
+    result = await run(
+        import_frame(client_for(platform, kind), "CSAT-2026", df, plan=plan, progress=True)
+    )
+    err = capsys.readouterr().err
+    assert "ImportPlan" not in err and "2/2" in err
+    assert not [r for r in caplog.records if r.name == "surveykit.frames"]
+    assert result.attrs["plan"]["mapping"] == {"First Name": None, "Mobile": "mobileNumber"}
+    assert result.attrs["plan"]["inferred"] == {"Mobile": "mobileNumber"}

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -22,6 +24,8 @@ from surveykit.frames._plan import ImportPlan, build_import_list
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
 
+logger = logging.getLogger("surveykit.frames")
+
 
 class ImportStoppedError(SurveykitError):
     """The import stopped early: the platform does not know the reference (404).
@@ -34,6 +38,29 @@ class ImportStoppedError(SurveykitError):
         super().__init__(message)
         self.result = result
         self.cause = cause
+
+
+def _plan_attrs(plan: ImportPlan) -> dict[str, Any]:
+    """The plan in plain values (JSON-able), for ``result.attrs["plan"]``."""
+    # Not the ImportPlan itself: pandas deep-copies attrs into every frame derived from the
+    # result, and writes them as JSON into Parquet files.
+    s = plan.summary
+    return {
+        "rows": s.rows,
+        "records": s.records,
+        "rejected": s.rejected,
+        "rejected_by_reason": dict(s.rejected_by_reason),
+        "warnings": s.warnings,
+        "mapping": {str(column): target for column, target in plan.mapping.items()},
+        "inferred": {str(column): target for column, target in s.inferred.items()},
+    }
+
+
+def _show(plan: ImportPlan, reference: str, progress: bool) -> None:
+    """Show a plan import_frame built itself: nobody has seen its mapping yet."""
+    logger.info("import into %r: %r", reference, plan)
+    if progress:
+        print(repr(plan), file=sys.stderr, flush=True)
 
 
 def _chunk_outcome(error: SurveykitError) -> tuple[str, str]:
@@ -117,6 +144,7 @@ class _Import:
 
     def frame(self) -> pd.DataFrame:
         frame = join_import_results(self.plan, self.results)
+        frame.attrs["plan"] = _plan_attrs(self.plan)
         for first, stop, status, reason in self.overrides:
             labels = frame.index[self.plan.positions[first:stop]]
             frame.loc[labels, "status"] = status
@@ -149,10 +177,20 @@ def import_frame(
     ``chunk_size`` with a progress bar, and returns a DataFrame indexed like ``df``:
     ``status`` (``Success``/``Error`` from the platform; ``rejected`` for rows the plan left
     out; ``unknown`` for a chunk whose outcome is unknown, never sent again; ``not sent``;
-    ``failed``), ``message``, ``when`` and ``reason``.
+    ``failed``), ``message``, ``when``, ``reason``, and for rejected rows ``column``,
+    ``value`` and ``duplicate_of`` (see :func:`join_import_results`).
+
+    When it builds the plan itself, it shows it (counts, rejections and the column mapping,
+    guessed entries marked ``(inferred)``): logged at INFO on the ``surveykit.frames``
+    logger, and printed to stderr above the progress bar when ``progress`` is true. Either
+    way ``result.attrs["plan"]`` describes the plan in plain, JSON-able values: ``rows``,
+    ``records``, ``rejected``, ``rejected_by_reason``, ``warnings``, ``mapping`` (every
+    column, as text, -> property or None) and ``inferred`` (column -> guessed property).
+    To check the plan before anything is sent, build it with :func:`build_import_list` and
+    pass it as ``plan``.
 
     An unknown reference (404) stops the import before the rest is sent:
-    :class:`ImportStoppedError`, whose ``result`` holds the rows so far.
+    :class:`ImportStoppedError`, whose ``result`` holds every row (those not sent say why).
 
     With an :class:`~surveykit.AsyncClient` it returns an awaitable.
     """
@@ -160,6 +198,7 @@ def import_frame(
         raise ValueError("df: the index must be unique, to join results back to rows")
     if plan is None:
         plan = build_import_list(df, mapping, default_region=default_region, **plan_options)
+        _show(plan, reference, progress)
     elif not plan.source_index.equals(df.index):
         raise ValueError("plan: it was built from another DataFrame (the index differs)")
     job = _Import(plan, reference, chunk_size, progress)
