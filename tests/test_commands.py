@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -187,3 +188,24 @@ def test_import_of_an_unknown_reference_fails_after_writing_every_rows_outcome(
     assert outcome["Unnamed: 0"].tolist() == ["0", "1", "2"]  # every row, in file order
     assert outcome["status"].tolist() == ["not sent", "rejected", "not sent"]
     assert outcome["reason"].notna().all()
+
+
+def test_import_when_the_platform_is_unreachable_reports_every_row_and_fails(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    source = tmp_path / "people.csv"
+    source.write_text("First Name,Phone\nAna,07911 123001\nBo,12345\n", encoding="utf-8")
+    result = runner.invoke(
+        app,
+        ["import", "CSAT-SMS-2026", str(source), "--region", "GB"],
+        env={"SURVEYKIT_BASE_URL": f"http://127.0.0.1:{port}", "SURVEYKIT_TOKEN": "t"},
+    )
+    assert result.exit_code == 1, result.output
+    assert "outcome: not sent 1, rejected 1" in result.output
+    assert "surveykit: 1 of 2 rows not imported (not sent 1); each row's reason" in result.output
+    outcome = pd.read_csv(tmp_path / "people.import.csv", dtype=str)
+    assert outcome["status"].tolist() == ["not sent", "rejected"]
+    assert outcome.loc[0, "reason"].startswith("never reached the platform")

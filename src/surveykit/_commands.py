@@ -141,6 +141,10 @@ def _survey_column(frame: pd.DataFrame) -> str | None:
     return None
 
 
+_UNFINISHED = ("not sent", "unknown", "failed")
+"""Outcomes of rows the import did not get to (a network failure, a refused chunk)."""
+
+
 def import_(
     reference: Annotated[str, typer.Argument(help="The survey's import definition reference.")],
     file: Annotated[Path, typer.Argument(help="CSV, Excel or Parquet file of respondents.")],
@@ -161,7 +165,9 @@ def import_(
     """Import respondents from a file; print the plan and write every row's outcome.
 
     Exits with status 1, after writing the outcome, when the platform does not know the
-    reference (the rows after the stop are "not sent", with the reason).
+    reference, or when rows were not imported for another reason than their data (a
+    network failure: "not sent" or "unknown"; a refused request: "failed"). Rows that were
+    rejected, or that the platform answered with Error, are in the outcome with the reason.
     """
     import surveykit as sk
 
@@ -195,6 +201,13 @@ def import_(
     if stopped is not None:
         # The outcome file is written first: it says which rows were imported before the stop.
         raise _fail(f"import stopped: {stopped}")
+    unfinished = {k: v for k, v in counts.items() if k in _UNFINISHED}
+    if unfinished:
+        raise _fail(
+            f"{sum(unfinished.values()):,} of {len(outcome):,} rows not imported ("
+            + ", ".join(f"{k} {v}" for k, v in unfinished.items())
+            + f"); each row's reason is in {target}"
+        )
 
 
 def send(
