@@ -79,6 +79,10 @@ async def test_unknown_reference_stops_before_the_rest(kind: str) -> None:
     assert "nothing was imported" in str(caught.value)
     assert len(platform.requests) == 1
     assert isinstance(caught.value.cause, sk.NotFoundError)
+    assert caught.value.__cause__ is caught.value.cause
+    # as documented: a SurveykitError, but `except sk.NotFoundError` does not catch it
+    assert isinstance(caught.value, sk.SurveykitError)
+    assert not isinstance(caught.value, sk.NotFoundError)
     assert set(caught.value.result["status"]) == {"not sent", "rejected"}
     assert caught.value.result["reason"].notna().all()  # every row says why
 

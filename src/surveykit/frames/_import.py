@@ -30,8 +30,18 @@ logger = logging.getLogger("surveykit.frames")
 class ImportStoppedError(SurveykitError):
     """The import stopped early: the platform does not know the reference (404).
 
-    ``result`` holds every row's outcome up to then (rows of later chunks are
-    ``not sent``); ``cause`` is the :class:`~surveykit.NotFoundError`.
+    ``result`` holds every row's outcome (the rows not sent say why, and the rows of
+    earlier chunks keep the platform's answers); ``cause`` is the
+    :class:`~surveykit.NotFoundError` that stopped it (also ``__cause__``).
+
+    It is a :class:`~surveykit.SurveykitError` but not a :class:`~surveykit.NotFoundError`:
+    ``except sk.NotFoundError`` does not catch it. Catch it by name::
+
+        try:
+            outcome = sk.import_frame(client, "CSAT-2026", df)
+        except sk.ImportStoppedError as exc:
+            outcome = exc.result  # every row of df
+            status = exc.cause.status_code  # 404
     """
 
     def __init__(self, message: str, *, result: pd.DataFrame, cause: NotFoundError) -> None:
@@ -189,8 +199,9 @@ def import_frame(
     To check the plan before anything is sent, build it with :func:`build_import_list` and
     pass it as ``plan``.
 
-    An unknown reference (404) stops the import before the rest is sent:
-    :class:`ImportStoppedError`, whose ``result`` holds every row (those not sent say why).
+    An unknown reference (404) stops the import before the rest is sent: it raises
+    :class:`ImportStoppedError` (not a :class:`~surveykit.NotFoundError`; the 404 is its
+    ``cause``), whose ``result`` holds every row (those not sent say why).
 
     With an :class:`~surveykit.AsyncClient` it returns an awaitable.
     """
