@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import socket
 import subprocess
 import sys
 from pathlib import Path
@@ -72,9 +73,16 @@ def test_import_writes_every_rows_outcome(tmp_path: Path) -> None:
     assert "'Given name' -> firstName (mapped)" in output
     assert "'Email' -> - (left out)" in output
     assert "outcome: " in output
-    outcome = pd.read_csv(tmp_path / "people.import.csv", dtype=str)
+    outcome = pd.read_csv(tmp_path / "people.csv.import.csv", dtype=str)
     assert outcome["status"].tolist() == ["Success", "rejected", "rejected"]
     assert "duplicate" in outcome.loc[2, "reason"]
+    assert outcome.loc[2, ["column", "value", "duplicate_of"]].tolist() == [
+        "Phone",
+        "07911 123001",
+        "0",  # the first row with that number (the file's row 0)
+    ]
+    assert outcome.loc[1, ["column", "value"]].tolist() == ["Phone", "12345"]
+    assert pd.isna(outcome.loc[1, "duplicate_of"])
 
 
 def test_import_bad_map_is_refused(tmp_path: Path) -> None:
@@ -182,15 +190,110 @@ def test_listen_refuses_a_max_body_below_one_byte() -> None:
     assert "--max-body" in result.output
 
 
-@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet"])
-def test_import_reads_csv_excel_and_parquet(tmp_path: Path, suffix: str) -> None:
-    people = pd.DataFrame({"First Name": ["Ana", "Bo"], "Phone": ["07911 123001", "12345"]})
+PEOPLE = pd.DataFrame({"First Name": ["Ana", "Bo"], "Phone": ["07911 123001", "12345"]})
+WRITERS = {
+    ".csv": lambda p: PEOPLE.to_csv(p, index=False),
+    ".tsv": lambda p: PEOPLE.to_csv(p, index=False, sep="\t"),
+    ".TXT": lambda p: PEOPLE.to_csv(p, index=False, sep="\t"),
+    ".xlsx": lambda p: PEOPLE.to_excel(p, index=False),
+    ".parquet": lambda p: PEOPLE.to_parquet(p, index=False),
+}
+
+
+@pytest.mark.parametrize("suffix", list(WRITERS))
+def test_import_reads_csv_tab_separated_excel_and_parquet(tmp_path: Path, suffix: str) -> None:
     source = tmp_path / f"people{suffix}"
-    {
-        ".csv": lambda p: people.to_csv(p, index=False),
-        ".xlsx": lambda p: people.to_excel(p, index=False),
-        ".parquet": lambda p: people.to_parquet(p, index=False),
-    }[suffix](source)
-    invoke("import", "CSAT-SMS-2026", str(source), "--region", "GB")
-    outcome = pd.read_csv(tmp_path / "people.import.csv", dtype=str)
+    WRITERS[suffix](source)
+    output = invoke("import", "CSAT-SMS-2026", str(source), "--region", "GB")
+    assert "'Phone' -> mobileNumber (inferred)" in output  # the header was split right
+    outcome = pd.read_csv(tmp_path / f"people{suffix}.import.csv", dtype=str)
     assert outcome["status"].tolist() == ["Success", "rejected"]
+
+
+def test_import_outcome_files_are_named_after_the_full_input_name(tmp_path: Path) -> None:
+    for suffix in (".csv", ".xlsx"):
+        WRITERS[suffix](tmp_path / f"people{suffix}")
+        invoke("import", "CSAT-SMS-2026", str(tmp_path / f"people{suffix}"), "--region", "GB")
+    assert sorted(p.name for p in tmp_path.glob("*.import.csv")) == [
+        "people.csv.import.csv",
+        "people.xlsx.import.csv",
+    ]
+    chosen = tmp_path / "out" / "outcome.parquet"
+    output = invoke(
+        "import",
+        "CSAT-SMS-2026",
+        str(tmp_path / "people.csv"),
+        "--region",
+        "GB",
+        "--out",
+        str(chosen),
+    )
+    assert f"wrote the outcome of 2 rows to {chosen}" in output
+    assert pd.read_parquet(chosen)["status"].tolist() == ["Success", "rejected"]
+
+
+@pytest.mark.parametrize("name", ["people.dat", "people"], ids=["unknown-suffix", "no-suffix"])
+def test_import_refuses_a_file_type_it_cannot_tell(tmp_path: Path, name: str) -> None:
+    source = tmp_path / name
+    source.write_text("Phone\t\n07911 123001\n", encoding="utf-8")
+    result = runner.invoke(
+        app, ["import", "CSAT-SMS-2026", str(source)], env={"SURVEYKIT_BASE_URL": ""}
+    )
+    assert result.exit_code == 2
+    # typer boxes and wraps the error, even inside a long path: compare without spaces
+    message = "".join(result.output.replace("│", " ").split())
+    assert f"{source}:cannottellhowtoread" in message
+    assert "supported:.csv,.tsv,.tab,.txt,.xlsx,.xls,.parquet" in message
+    assert not list(tmp_path.glob("*.import.csv"))
+
+
+def test_import_help_documents_the_outcome_file() -> None:
+    result = runner.invoke(app, ["import", "--help"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0
+    text = " ".join(result.output.replace("│", " ").split())
+    assert "default FILE.import.csv beside FILE" in text
+    assert "people.xlsx -> people.xlsx.import.csv" in text
+    assert ".tsv/.tab/.txt (tab-separated)" in text
+
+
+def test_import_of_an_unknown_reference_fails_after_writing_every_rows_outcome(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "people.csv"
+    source.write_text(
+        "First Name,Phone\nAna,07911 123001\nBo,12345\nCy,07911 123002\n", encoding="utf-8"
+    )
+    result = runner.invoke(
+        app,
+        ["import", "NO-SUCH-SURVEY", str(source), "--region", "GB"],
+        env={"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": ""},
+    )
+    assert result.exit_code == 1, result.output
+    assert "surveykit: import stopped:" in result.output
+    assert "does not know reference 'NO-SUCH-SURVEY'" in result.output
+    assert "nothing was imported" in result.output
+    outcome = pd.read_csv(tmp_path / "people.csv.import.csv", dtype=str)
+    assert outcome["Unnamed: 0"].tolist() == ["0", "1", "2"]  # every row, in file order
+    assert outcome["status"].tolist() == ["not sent", "rejected", "not sent"]
+    assert outcome["reason"].notna().all()
+
+
+def test_import_when_the_platform_is_unreachable_reports_every_row_and_fails(
+    tmp_path: Path,
+) -> None:
+    with socket.socket() as probe:  # a loopback port nothing listens on
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    source = tmp_path / "people.csv"
+    source.write_text("First Name,Phone\nAna,07911 123001\nBo,12345\n", encoding="utf-8")
+    result = runner.invoke(
+        app,
+        ["import", "CSAT-SMS-2026", str(source), "--region", "GB"],
+        env={"SURVEYKIT_BASE_URL": f"http://127.0.0.1:{port}", "SURVEYKIT_TOKEN": "t"},
+    )
+    assert result.exit_code == 1, result.output
+    assert "outcome: not sent 1, rejected 1" in result.output
+    assert "surveykit: 1 of 2 rows not imported (not sent 1); each row's reason" in result.output
+    outcome = pd.read_csv(tmp_path / "people.csv.import.csv", dtype=str)
+    assert outcome["status"].tolist() == ["not sent", "rejected"]
+    assert outcome.loc[0, "reason"].startswith("never reached the platform")

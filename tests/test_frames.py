@@ -5,6 +5,7 @@ from __future__ import annotations
 import datetime as dt
 import re
 import warnings
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -270,22 +271,46 @@ def test_float_column_from_a_spreadsheet_with_blanks() -> None:
     ]
 
 
-def test_each_distinct_value_is_parsed_at_most_once(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
+@pytest.fixture
+def parse_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str | None]]:
+    """Every (text, region) handed to phonenumbers.parse while the test runs."""
+    calls: list[tuple[str, str | None]] = []
     real_parse = phonenumbers.parse
 
     def counting_parse(number: str, region: str | None = None, *a: Any, **k: Any) -> Any:
-        calls.append(number)
+        calls.append((number, region))
         return real_parse(number, region, *a, **k)
 
     monkeypatch.setattr(phonenumbers, "parse", counting_parse)
+    return calls
+
+
+def test_each_distinct_value_is_parsed_exactly_once(
+    parse_calls: list[tuple[str, str | None]],
+) -> None:
     national = [f"07911 12345{i}" for i in range(5)] + ["(020) 7946 001", "0791 1"]
+    # Bare digits that are valid both as GB national numbers and as E.164 (+7: Russia):
+    # the bulk check leaves them to phonenumbers, which reads them nationally, once.
+    both_ways = ["7911123456", "7911123457"]
     e164 = [f"4479111234{i:02d}" for i in range(40)]
-    values = (national * 200) + (e164 * 50)
+    values = (national * 200) + (both_ways * 30) + (e164 * 50)
     result = normalize_phone_numbers(pd.Series(values), "GB")
-    assert result.distinct == len(national) + len(e164)
-    assert len(calls) <= len(national) * 2  # the rest were validated in bulk
-    assert len(set(calls)) == len(calls)
+    assert result.distinct == len(national) + len(both_ways) + len(e164)
+    # Valid national and E.164 spellings were proven valid in bulk; every distinct value
+    # left to phonenumbers (invalid ones, both-ways ones) is parsed exactly once.
+    slow = ["(020) 7946 001", "0791 1", *both_ways]
+    assert sorted(parse_calls) == sorted((v, "GB") for v in slow)
+    assert result.digits.iloc[200 * len(national)] == "447911123456"
+
+
+def test_00_numbers_without_a_region_are_parsed_once_and_shared_spellings_share_it(
+    parse_calls: list[tuple[str, str | None]],
+) -> None:
+    values = ["0044 7911 123456", "0044 7911 12345", "+44 7911 12345", "00 1 201 555 0123"] * 3
+    result = normalize_phone_numbers(pd.Series(values))
+    assert parse_calls == [("+447911123456", None), ("+44791112345", None), ("+12015550123", None)]
+    assert result.digits.iloc[:4].tolist()[::3] == ["447911123456", "12015550123"]
+    assert result.reason.iloc[1] == result.reason.iloc[2] == "not a valid number for region GB"
 
 
 def test_bulk_check_agrees_with_phonenumbers_for_every_region() -> None:
@@ -929,6 +954,51 @@ def test_join_results_covers_every_row(joined_plan: tuple[pd.DataFrame, ImportPl
     assert pd.isna(out.loc["a", "reason"]) and pd.isna(out.loc["a", "message"])
 
 
+def test_join_results_carry_the_rejections_column_value_and_first_row(
+    joined_plan: tuple[pd.DataFrame, ImportPlan],
+) -> None:
+    df, plan = joined_plan
+    out = join_import_results(plan, [{"status": "Success"}] * 3, df.index)
+    assert list(out.columns) == [
+        "status",
+        "message",
+        "when",
+        "reason",
+        "column",
+        "value",
+        "duplicate_of",
+    ]
+    assert out.loc["b", ["column", "value", "duplicate_of"]].tolist() == [
+        "Mobile",
+        "+447911123451",
+        "e",  # the first row with that number
+    ]
+    assert out.loc["d", ["column", "value"]].tolist() == ["Mobile", "bad"]
+    assert pd.isna(out.loc["d", "duplicate_of"])
+    sent = out.loc[["e", "c", "a"], ["column", "value", "duplicate_of"]]
+    assert sent.isna().all().all()
+
+
+def test_join_results_write_to_parquet_whatever_the_rejected_values_types(
+    tmp_path: Path,
+) -> None:
+    df = pd.DataFrame(
+        {
+            "Mobile": [447911123451, 12, 447911123452, 447911123451],
+            "Email": ["a@b.org", "x@y.org", "no", "z@y.org"],
+        },
+        index=[10, 20, 30, 40],
+    )
+    plan = build_import_list(df)
+    out = join_import_results(plan, [{"status": "Success"}])
+    assert out["column"].tolist()[1:] == ["Mobile", "Email", "Mobile"]
+    assert out["value"].tolist()[1:] == ["12", "no", "447911123451"]  # int, str: all text
+    assert out.loc[40, "duplicate_of"] == 10
+    out.to_parquet(tmp_path / "outcome.parquet")
+    back = pd.read_parquet(tmp_path / "outcome.parquet")
+    assert back.loc[30, "value"] == "no" and back.loc[40, "duplicate_of"] == 10
+
+
 def test_join_results_accepts_none_for_unsent_and_any_letter_case(
     joined_plan: tuple[pd.DataFrame, ImportPlan],
 ) -> None:
@@ -938,7 +1008,6 @@ def test_join_results_accepts_none_for_unsent_and_any_letter_case(
     assert out.loc["e", "status"] == "not sent"
     assert out.loc["c", "status"] == "Success" and out.loc["c", "message"] == "ok"
     assert out.loc["a", "status"] == "Pending"  # unknown statuses are kept as given
-    assert list(out.columns) == ["status", "message", "when", "reason"]
 
 
 def test_join_results_refuses_too_many_results(

@@ -55,16 +55,34 @@ def _write(frame: pd.DataFrame, path: Path, *, index: bool = False) -> None:
         frame.to_csv(path, index=index)
 
 
+# .txt is tab-separated as Excel's "Text (Tab delimited)" saves it.
+_TAB_SEPARATED = (".tsv", ".tab", ".txt")
+_READABLE = (".csv", *_TAB_SEPARATED, ".xlsx", ".xls", ".parquet")
+
+
 def _read(path: Path) -> pd.DataFrame:
-    """Read a CSV, Excel or Parquet file, every CSV column as text (phone numbers stay)."""
+    """Read a table by the file's suffix (any letter case), text columns as text.
+
+    Raises:
+        typer.BadParameter: no such file, or a suffix it does not read (guessing would
+            read a tab-separated file as one column).
+    """
     if not path.exists():
         raise typer.BadParameter(f"no file {path}")
     suffix = path.suffix.lower()
+    if suffix not in _READABLE:
+        raise typer.BadParameter(
+            f"{path}: cannot tell how to read "
+            + (f"a {suffix!r} file" if suffix else "a file without a suffix")
+            + f"; supported: {', '.join(_READABLE)}"
+        )
     if suffix == ".parquet":
         return pd.read_parquet(path)
     if suffix in (".xlsx", ".xls"):
         return pd.read_excel(path, dtype=str)
-    return pd.read_csv(path, dtype=str, keep_default_na=False, na_values=[""])
+    # Every column as text, so phone numbers keep their leading zeros and + signs.
+    sep = "\t" if suffix in _TAB_SEPARATED else ","
+    return pd.read_csv(path, sep=sep, dtype=str, keep_default_na=False, na_values=[""])
 
 
 def _fail(message: str) -> typer.Exit:
@@ -143,9 +161,18 @@ def _survey_column(frame: pd.DataFrame) -> str | None:
     return None
 
 
+_UNFINISHED = ("not sent", "unknown", "failed")
+"""Outcomes of rows the import did not get to (a network failure, a refused chunk)."""
+
+
 def import_(
     reference: Annotated[str, typer.Argument(help="The survey's import definition reference.")],
-    file: Annotated[Path, typer.Argument(help="CSV, Excel or Parquet file of respondents.")],
+    file: Annotated[
+        Path,
+        typer.Argument(
+            help="File of respondents: .csv, .tsv/.tab/.txt (tab-separated), .xlsx/.xls, .parquet."
+        ),
+    ],
     map_: Annotated[
         list[str] | None, typer.Option("--map", help="Column=property, repeatable.")
     ] = None,
@@ -153,14 +180,29 @@ def import_(
         str | None, typer.Option(help="Region of national phone numbers (GB).")
     ] = None,
     out: Annotated[
-        Path | None, typer.Option(help="Per-row outcome file (default FILE.import.csv).")
+        Path | None,
+        typer.Option(
+            help="Per-row outcome file (.csv .parquet .json .xlsx); default FILE.import.csv "
+            "beside FILE, after its full name (people.xlsx -> people.xlsx.import.csv)."
+        ),
     ] = None,
     chunk_size: Annotated[int, typer.Option(help="Records per request.")] = 1000,
     dry_run: Annotated[bool, typer.Option(help="Build and show the plan; send nothing.")] = False,
     base_url: BaseUrl = None,
     token: Token = None,
 ) -> None:
-    """Import respondents from a file; print the plan and write every row's outcome."""
+    """Import respondents from a file; print the plan and write every row's outcome.
+
+    The outcome (one row per input row, indexed like it: status, message, when, reason,
+    and for rejected rows the column, value and duplicate_of, the first row with that
+    number) goes to --out, by default FILE.import.csv beside FILE (people.csv ->
+    people.csv.import.csv).
+
+    Exits with status 1, after writing the outcome, when the platform does not know the
+    reference, or when rows were not imported for another reason than their data (a
+    network failure: "not sent" or "unknown"; a refused request: "failed"). Rows that were
+    rejected, or that the platform answered with Error, are in the outcome with the reason.
+    """
     import surveykit as sk
 
     mapping: dict[Any, str | None] = {}
@@ -178,22 +220,36 @@ def import_(
     if dry_run:
         return
     client = _client(base_url, token)
+    stopped: sk.ImportStoppedError | None = None
     try:
         outcome = sk.import_frame(
             client, reference, df, plan=plan, chunk_size=chunk_size, progress=False
         )
     except sk.ImportStoppedError as exc:
-        outcome = exc.result
-        typer.echo(f"surveykit: {exc}", err=True)
-    target: Path = out or file.with_name(f"{file.stem}.import.csv")
+        stopped, outcome = exc, exc.result
+    # After the full name: people.csv and people.xlsx get outcome files of their own.
+    target: Path = out or file.with_name(f"{file.name}.import.csv")
     _write(outcome, target, index=True)
     counts = outcome["status"].value_counts()
     typer.echo("outcome: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     typer.echo(f"wrote the outcome of {len(outcome):,} rows to {target}")
+    if stopped is not None:
+        # The outcome file is written first: it says which rows were imported before the stop.
+        raise _fail(f"import stopped: {stopped}")
+    unfinished = {k: v for k, v in counts.items() if k in _UNFINISHED}
+    if unfinished:
+        raise _fail(
+            f"{sum(unfinished.values()):,} of {len(outcome):,} rows not imported ("
+            + ", ".join(f"{k} {v}" for k, v in unfinished.items())
+            + f"); each row's reason is in {target}"
+        )
 
 
 def send(
-    file: Annotated[Path, typer.Argument(help="CSV, Excel or Parquet file, one row a message.")],
+    file: Annotated[
+        Path,
+        typer.Argument(help="File, one row a message: .csv .tsv .tab .txt .xlsx .xls .parquet."),
+    ],
     message: Annotated[str, typer.Option(help="Template, e.g. 'Hi {firstName}: {link}'.")],
     source: Annotated[str, typer.Option(help="Sender: number, short code or brand.")],
     destination: Annotated[

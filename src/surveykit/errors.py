@@ -18,7 +18,10 @@ Everything derives from :class:`SurveykitError`::
     │   ├── RateLimitError              429
     │   ├── ServerError                 5xx
     │   └── UnexpectedResponseError     a success status with a body that cannot be read
-    └── ResultsParseError           results that cannot be read (format, record, byte offset)
+    ├── ResultsParseError           results that cannot be read (format, record, byte offset)
+    └── ImportStoppedError          import_frame stopped at a 404 (defined in surveykit.frames):
+                                    .result has every row, .cause is the NotFoundError; it is
+                                    not a NotFoundError, so catch it by name
 
 Error messages never contain the access token: requests are described by method and URL
 only, never by their headers.

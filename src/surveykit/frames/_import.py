@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+import sys
 from collections.abc import Hashable, Mapping
 from typing import TYPE_CHECKING, Any
 
-import numpy as np
 import pandas as pd
 
 from surveykit._dual import returns
@@ -23,18 +24,53 @@ from surveykit.frames._plan import ImportPlan, build_import_list
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
 
+logger = logging.getLogger("surveykit.frames")
+
 
 class ImportStoppedError(SurveykitError):
     """The import stopped early: the platform does not know the reference (404).
 
-    ``result`` holds every row's outcome up to then (rows of later chunks are
-    ``not sent``); ``cause`` is the :class:`~surveykit.NotFoundError`.
+    ``result`` holds every row's outcome (the rows not sent say why, and the rows of
+    earlier chunks keep the platform's answers); ``cause`` is the
+    :class:`~surveykit.NotFoundError` that stopped it (also ``__cause__``).
+
+    It is a :class:`~surveykit.SurveykitError` but not a :class:`~surveykit.NotFoundError`:
+    ``except sk.NotFoundError`` does not catch it. Catch it by name::
+
+        try:
+            outcome = sk.import_frame(client, "CSAT-2026", df)
+        except sk.ImportStoppedError as exc:
+            outcome = exc.result  # every row of df
+            status = exc.cause.status_code  # 404
     """
 
     def __init__(self, message: str, *, result: pd.DataFrame, cause: NotFoundError) -> None:
         super().__init__(message)
         self.result = result
         self.cause = cause
+
+
+def _plan_attrs(plan: ImportPlan) -> dict[str, Any]:
+    """The plan in plain values (JSON-able), for ``result.attrs["plan"]``."""
+    # Not the ImportPlan itself: pandas deep-copies attrs into every frame derived from the
+    # result, and writes them as JSON into Parquet files.
+    s = plan.summary
+    return {
+        "rows": s.rows,
+        "records": s.records,
+        "rejected": s.rejected,
+        "rejected_by_reason": dict(s.rejected_by_reason),
+        "warnings": s.warnings,
+        "mapping": {str(column): target for column, target in plan.mapping.items()},
+        "inferred": {str(column): target for column, target in s.inferred.items()},
+    }
+
+
+def _show(plan: ImportPlan, reference: str, progress: bool) -> None:
+    """Show a plan import_frame built itself: nobody has seen its mapping yet."""
+    logger.info("import into %r: %r", reference, plan)
+    if progress:
+        print(repr(plan), file=sys.stderr, flush=True)
 
 
 def _chunk_outcome(error: SurveykitError) -> tuple[str, str]:
@@ -57,7 +93,8 @@ class _Import:
             raise ValueError("chunk_size: must be at least 1")
         self.plan, self.reference, self.chunk_size = plan, reference, chunk_size
         self.results: list[Any] = []
-        self.overrides: dict[int, tuple[str, str]] = {}  # record position -> (status, reason)
+        # (first record, past-the-last record, status, reason) for records without a result
+        self.overrides: list[tuple[int, int, str, str]] = []
         self.bar: Any = None
         if progress and len(plan.records):
             from tqdm.auto import tqdm
@@ -75,6 +112,15 @@ class _Import:
             answer = yield call
             if isinstance(answer, NotFoundError):
                 self.results.extend([None] * (len(records) - len(self.results)))
+                self.overrides.append(
+                    (
+                        start,
+                        len(records),
+                        "not sent",
+                        f"the import stopped: the platform does not know reference "
+                        f"{self.reference!r} (404)",
+                    )
+                )
                 done = start
                 where = (
                     "nothing was imported"
@@ -89,15 +135,18 @@ class _Import:
                 ) from answer
             if isinstance(answer, SurveykitError):
                 status, reason = _chunk_outcome(answer)
-                for position in range(start, start + len(chunk)):
-                    self.overrides[position] = (status, reason)
+                self.overrides.append((start, start + len(chunk), status, reason))
                 self.results.extend([None] * len(chunk))
             else:
                 got = list(answer)
-                for position in range(start + len(got), start + len(chunk)):
-                    self.overrides[position] = (
-                        "unknown",
-                        "the platform returned no result for this record",
+                if len(got) < len(chunk):
+                    self.overrides.append(
+                        (
+                            start + len(got),
+                            start + len(chunk),
+                            "unknown",
+                            "the platform returned no result for this record",
+                        )
                     )
                 self.results.extend((got + [None] * len(chunk))[: len(chunk)])
             if self.bar is not None:
@@ -105,11 +154,11 @@ class _Import:
 
     def frame(self) -> pd.DataFrame:
         frame = join_import_results(self.plan, self.results)
-        if self.overrides:
-            positions = np.array(list(self.overrides), dtype=np.intp)
-            labels = frame.index[self.plan.positions[positions]]
-            frame.loc[labels, "status"] = [status for status, _ in self.overrides.values()]
-            frame.loc[labels, "reason"] = [reason for _, reason in self.overrides.values()]
+        frame.attrs["plan"] = _plan_attrs(self.plan)
+        for first, stop, status, reason in self.overrides:
+            labels = frame.index[self.plan.positions[first:stop]]
+            frame.loc[labels, "status"] = status
+            frame.loc[labels, "reason"] = reason
         return frame
 
     def close(self) -> None:
@@ -138,10 +187,21 @@ def import_frame(
     ``chunk_size`` with a progress bar, and returns a DataFrame indexed like ``df``:
     ``status`` (``Success``/``Error`` from the platform; ``rejected`` for rows the plan left
     out; ``unknown`` for a chunk whose outcome is unknown, never sent again; ``not sent``;
-    ``failed``), ``message``, ``when`` and ``reason``.
+    ``failed``), ``message``, ``when``, ``reason``, and for rejected rows ``column``,
+    ``value`` and ``duplicate_of`` (see :func:`join_import_results`).
 
-    An unknown reference (404) stops the import before the rest is sent:
-    :class:`ImportStoppedError`, whose ``result`` holds the rows so far.
+    When it builds the plan itself, it shows it (counts, rejections and the column mapping,
+    guessed entries marked ``(inferred)``): logged at INFO on the ``surveykit.frames``
+    logger, and printed to stderr above the progress bar when ``progress`` is true. Either
+    way ``result.attrs["plan"]`` describes the plan in plain, JSON-able values: ``rows``,
+    ``records``, ``rejected``, ``rejected_by_reason``, ``warnings``, ``mapping`` (every
+    column, as text, -> property or None) and ``inferred`` (column -> guessed property).
+    To check the plan before anything is sent, build it with :func:`build_import_list` and
+    pass it as ``plan``.
+
+    An unknown reference (404) stops the import before the rest is sent: it raises
+    :class:`ImportStoppedError` (not a :class:`~surveykit.NotFoundError`; the 404 is its
+    ``cause``), whose ``result`` holds every row (those not sent say why).
 
     With an :class:`~surveykit.AsyncClient` it returns an awaitable.
     """
@@ -149,6 +209,7 @@ def import_frame(
         raise ValueError("df: the index must be unique, to join results back to rows")
     if plan is None:
         plan = build_import_list(df, mapping, default_region=default_region, **plan_options)
+        _show(plan, reference, progress)
     elif not plan.source_index.equals(df.index):
         raise ValueError("plan: it was built from another DataFrame (the index differs)")
     job = _Import(plan, reference, chunk_size, progress)

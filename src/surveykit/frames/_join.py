@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 if TYPE_CHECKING:
@@ -37,6 +38,23 @@ def _text(value: Any) -> str | None:
     return str(value)
 
 
+def _texts(values: pd.Series[Any]) -> npt.NDArray[np.object_]:
+    """Values as text, None where missing."""
+    # Column labels and raw values of any type then fit one text column: an outcome file
+    # (Parquet included) needs one type per column.
+    out: npt.NDArray[np.object_] = np.array(
+        [None if _missing(v) else str(v) for v in values.to_numpy(dtype=object)], dtype=object
+    )
+    return out
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return bool(pd.isna(value))
+    except (TypeError, ValueError):  # list-like cells
+        return False
+
+
 def join_import_results(
     plan: ImportPlan,
     results: Sequence[Mapping[str, Any] | object | None],
@@ -50,7 +68,10 @@ def join_import_results(
 
     Returns a DataFrame with columns ``status`` (the platform's ``Success`` / ``Error``,
     ``rejected`` for rows :func:`build_import_list` left out, ``not sent``), ``message``,
-    ``when`` and ``reason`` (why a row was rejected).
+    ``when``, ``reason`` (why a row was rejected), and, from ``plan.rejected`` for rejected
+    rows (missing elsewhere): ``column`` (the DataFrame column at fault, as text),
+    ``value`` (the value as given, as text) and ``duplicate_of`` (for a duplicate, the index
+    label of the first row with that number).
 
     Raises:
         ValueError: more results than records, or ``df_index`` is not the index the plan
@@ -69,8 +90,15 @@ def join_import_results(
     message = np.full(n, None, dtype=object)
     when = np.full(n, None, dtype=object)
     reason = np.full(n, None, dtype=object)
-    status[plan.rejected_positions] = "rejected"
-    reason[plan.rejected_positions] = plan.rejected["reason"].to_numpy(dtype=object)
+    column = np.full(n, None, dtype=object)
+    value = np.full(n, None, dtype=object)
+    duplicate_of = np.full(n, None, dtype=object)
+    rejected = plan.rejected_positions
+    status[rejected] = "rejected"
+    reason[rejected] = plan.rejected["reason"].to_numpy(dtype=object)
+    column[rejected] = _texts(plan.rejected["column"])
+    value[rejected] = _texts(plan.rejected["value"])
+    duplicate_of[rejected] = plan.rejected["duplicate_of"].to_numpy(dtype=object)
     for pos, result in zip(plan.positions[: len(results)].tolist(), results, strict=True):
         if result is None:
             continue
@@ -84,5 +112,8 @@ def join_import_results(
             "message": pd.Series(message, dtype="str"),
             "when": pd.Series(when, dtype="str"),
             "reason": pd.Series(reason, dtype="str"),
+            "column": pd.Series(column, dtype="str"),
+            "value": pd.Series(value, dtype="str"),
+            "duplicate_of": pd.Series(duplicate_of, dtype=object),
         }
     ).set_axis(index)

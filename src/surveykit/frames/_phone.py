@@ -14,6 +14,12 @@ Reading rules: text with ``+`` (or ``tel:+``) is international; bare digits with
 region are read as that region's national number when that is valid, else as E.164 (so a US
 list's ``2015550123`` is not the Egyptian +20 1555 0123, while ``447911123456`` stays
 British); other text is national for the default region, or, without one, ``00`` + E.164.
+
+Parses: one per distinct value, except bare digits with a default region whose national
+reading is invalid, whose E.164 reading is a second parse (no phonenumbers call gives
+both). Within one column no (text, region) is handed to ``phonenumbers.parse`` twice: a
+memo per column lets spellings that reduce to one candidate share a parse (without a
+region, ``+44 7911 12345`` and ``0044 7911 12345`` both parse ``+44791112345``).
 """
 
 from __future__ import annotations
@@ -43,6 +49,9 @@ _NON_GEO = "001"
 _FLOAT_TEXT = re.compile(r"^(\+?[0-9]+)\.0+$")
 
 ObjArray = npt.NDArray[np.object_]
+
+_Parsed = tuple[str, None] | tuple[None, str]
+_Memo = dict[tuple[str, str | None], _Parsed]
 
 
 @dataclass(frozen=True)
@@ -130,8 +139,9 @@ def _normalize_column(values: pd.Series[Any], region: str | None) -> _Phones:
     slow_digits: ObjArray = np.full(n_uniques, None, dtype=object)
     present = np.asarray(texts.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     slow = np.flatnonzero(present & ~ok)
+    memo: _Memo = {}
     for i, text in zip(slow.tolist(), texts.take(pa.array(slow)).to_pylist(), strict=True):
-        slow_digits[i], u_reason[i] = _normalize_text(text, region)
+        slow_digits[i], u_reason[i] = _normalize_text(text, region, memo)
     u_digits = pc.if_else(
         pa.array(ok), candidates, pa.array(slow_digits, type=pa.string(), from_pandas=True)
     )
@@ -369,37 +379,39 @@ def _drop_ambiguous_bare(candidates: pa.Array, bare: pa.Array, region: str) -> p
     return pc.if_else(unsure, null, candidates)
 
 
-def _normalize_text(text: str, region: str | None) -> tuple[str, None] | tuple[None, str]:
-    """Normalise one stripped, non-empty text with phonenumbers."""
-    attempts: list[tuple[str, str | None]] = []
+def _normalize_text(text: str, region: str | None, memo: _Memo | None = None) -> _Parsed:
+    """Normalise one stripped, non-empty text with phonenumbers.
+
+    ``memo`` keeps the parses of one column, keyed by what was parsed (text, region).
+    """
+    memo = {} if memo is None else memo
+
+    def parse(candidate: str, reg: str | None) -> _Parsed:
+        key = (candidate, reg)
+        if key not in memo:
+            memo[key] = _parse_one(candidate, reg)
+        return memo[key]
+
     compact = _compact(text)
     bare = compact.lstrip("+")
     if E164_DIGITS.fullmatch(bare) and compact.count("+") <= 1:
-        as_e164 = _parse_one("+" + bare, None)
         if region is None or compact.startswith("+"):
-            return as_e164
+            return parse("+" + bare, None)
         # Bare digits with a default region can be read both ways; the region's reading wins
-        # when it is valid (a US list's 2015550123 is not the Egyptian +20 1555 0123).
-        national = _parse_one(text, region)
-        if national[0] is not None or as_e164[0] is None:
+        # when it is valid (a US list's 2015550123 is not the Egyptian +20 1555 0123), so it
+        # is parsed first and the E.164 reading only when it is not.
+        national = parse(text, region)
+        if national[0] is not None:
             return national
-        return as_e164
+        as_e164 = parse("+" + bare, None)
+        return as_e164 if as_e164[0] is not None else national
     if compact.startswith("+") or compact.lower().startswith("tel:+"):
-        attempts.append((text, None))
-    else:
-        attempts.append((text, region))
-        if compact.startswith("00") and region is None:
-            # 00 is the international prefix in most of the world.
-            attempts.append(("+" + compact[2:], None))
-    first_reason: str | None = None
-    for candidate, reg in attempts:
-        digits, reason = _parse_one(candidate, reg)
-        if digits is not None:
-            return digits, None
-        if first_reason is None:
-            first_reason = reason
-    assert first_reason is not None
-    return None, first_reason
+        return parse(text, None)
+    if compact.startswith("00") and region is None:
+        # 00 is the international prefix in most of the world. Without a region
+        # phonenumbers refuses any number without "+", so the text is parsed only that way.
+        return parse("+" + compact[2:], None)
+    return parse(text, region)
 
 
 _PARSE_REASONS = {
@@ -410,7 +422,7 @@ _PARSE_REASONS = {
 }
 
 
-def _parse_one(text: str, region: str | None) -> tuple[str, None] | tuple[None, str]:
+def _parse_one(text: str, region: str | None) -> _Parsed:
     try:
         num = phonenumbers.parse(text, region)
     except NumberParseException as exc:
