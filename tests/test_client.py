@@ -516,3 +516,35 @@ def test_custom_auth_replaces_the_token() -> None:
     client.webhooks.list()
     assert wire.last.headers["X-Signature"] == "sig:GET:/v3.2/Webhook"
     assert "Authorization" not in wire.last.headers
+
+
+async def test_cookies_a_server_sets_are_kept_and_sent_back(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire(
+        [
+            httpx.Response(200, json=[]),
+            httpx.Response(200, json=[], headers={"Set-Cookie": "session=abc; Path=/"}),
+            httpx.Response(200, json=[]),
+        ]
+    )
+    client = make_client(wire)
+    for _ in range(3):
+        await resolve(client.webhooks.list())
+    assert "cookie" not in wire.requests[1].headers
+    assert wire.requests[2].headers["cookie"] == "session=abc"
+
+
+async def test_request_urls_keep_the_base_path_and_each_path_its_own_url(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire([httpx.Response(200, json={"Reachable": True, "NumberType": "Mobile"})])
+    client = make_client(wire)
+    client._http.base_url = BASE + "/gateway/"  # a platform behind a path prefix
+    client._urls.clear()
+    numbers = [f"4479111{i:05d}" for i in range(300)]
+    for number in numbers:
+        await resolve(client.messages.lookup(number))
+    urls = [str(request.url) for request in wire.requests]
+    assert urls == [f"{BASE}/gateway/v3.2/Message/Lookup/{number}" for number in numbers]
+    assert len(client._urls) == 256  # joined URLs are kept for a bounded number of paths

@@ -56,7 +56,7 @@ class AsyncClient(ResourceGroups[Async]):
             transport = self._in_process(self.embedded.app)
         elif transport is None:
             transport = AiohttpTransport(self._limits)
-        self._http = httpx.AsyncClient(transport=transport, **self._client_options())
+        self._http = self._lighten(httpx.AsyncClient(transport=transport, **self._client_options()))
 
     @staticmethod
     def _in_process(app: Any) -> httpx.AsyncBaseTransport:

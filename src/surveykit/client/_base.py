@@ -66,6 +66,21 @@ ModelT = TypeVar("ModelT", bound=BaseModel)
 
 USER_AGENT = "surveykit/0.1"
 
+#: How many joined request URLs a client keeps (lookups put a number in the path).
+URL_CACHE_SIZE = 256
+
+H = TypeVar("H", httpx.Client, httpx.AsyncClient)
+
+
+class ResponseCookies(httpx.Cookies):
+    """httpx's cookie jar, which skips its per-response work when no cookie is set."""
+
+    def extract_cookies(self, response: httpx.Response) -> None:
+        """Keep the cookies ``response`` sets, if it sets any."""
+        if "set-cookie" in response.headers:
+            super().extract_cookies(response)
+
+
 #: The request extension set on downloads that the caller reads in chunks (survey results);
 #: a transport may read any other answer whole before returning it.
 STREAM_EXTENSION = "surveykit.stream"
@@ -396,6 +411,7 @@ class BaseClient:
         self._retry = retry if retry is not None else RetryPolicy(max_retries=max_retries)
         self._headers = {"User-Agent": USER_AGENT, **(headers or {})}
         self._limits = limits or DEFAULT_LIMITS
+        self._urls: dict[str, httpx.URL] = {}
 
     @property
     def base_url(self) -> str | None:
@@ -420,10 +436,26 @@ class BaseClient:
             "limits": self._limits,
         }
 
+    @staticmethod
+    def _lighten(http: H) -> H:
+        # httpx wraps every response in urllib adapters to look for cookies. The platform
+        # sets none, so they are looked for only when a response has a Set-Cookie header.
+        http._cookies = ResponseCookies(http.cookies)
+        return http
+
+    def _url(self, http: httpx.Client | httpx.AsyncClient, path: str) -> httpx.URL:
+        # Joining a path to the base URL parses both; the few paths of a run are joined once.
+        url = self._urls.get(path)
+        if url is None:
+            url = http.build_request("GET", path).url
+            if len(self._urls) < URL_CACHE_SIZE:
+                self._urls[path] = url
+        return url
+
     def _flow(self, http: httpx.Client | httpx.AsyncClient, spec: APIRequest[T]) -> Flow[T]:
         request = http.build_request(
             spec.method,
-            spec.path,
+            self._url(http, spec.path),
             json=spec.json,
             params=spec.params,
             headers={"Accept": spec.accept},

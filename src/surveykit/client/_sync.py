@@ -76,7 +76,7 @@ class Client(ResourceGroups[Sync]):
             transport = self._in_process(self.embedded.app)
         elif transport is None:
             transport = ShardedTransport(self._limits)
-        self._http = httpx.Client(transport=transport, **self._client_options())
+        self._http = self._lighten(httpx.Client(transport=transport, **self._client_options()))
 
     @staticmethod
     def _in_process(app: Any) -> httpx.BaseTransport:
