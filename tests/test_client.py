@@ -464,6 +464,13 @@ async def test_invalid_arguments_fail_before_anything_is_sent(
         )
     with pytest.raises(ValueError, match="number"):
         await resolve(client.messages.lookup("0447700900123"))
+    for number in ["44\uff17\uff1700900123", "\u0664\u0664" + "7700900123"]:
+        with pytest.raises(ValueError, match=r"number: .*ASCII digits"):
+            await resolve(client.messages.lookup(number))
+        with pytest.raises(ValueError, match="destination"):
+            await resolve(
+                client.messages.send(destination=number, source="A", message="x", reply=False)
+            )
     with pytest.raises(ValueError, match="reply"):
         await resolve(client.messages.send(destination="447700900123", source="A", message="x"))
     with pytest.raises(ValueError, match="keyword"):

@@ -49,11 +49,43 @@ def test_integer_strings_matching_the_pattern_are_accepted(value: Any, expected:
     assert ProblemDetails(status=value).status == expected
 
 
-@pytest.mark.parametrize("value", ["060", "1.0", " 1", "1 ", "+1", "1e3", "", "-0x1", True, 1.5])
+# Digits that Python's ``\d`` (and int()) accept but the platform's ASCII rule does not:
+# full-width, Arabic-Indic, Devanagari.
+NON_ASCII_DIGITS = ["\uff17", "\u0667", "\u096d"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "060",
+        "1.0",
+        " 1",
+        "1 ",
+        "+1",
+        "1e3",
+        "",
+        "-0x1",
+        True,
+        1.5,
+        "\uff11\uff12",
+        "1\u0662",
+        "-\u096d",
+    ],
+)
 def test_looser_integers_are_refused(value: Any) -> None:
     with pytest.raises(ValidationError) as caught:
         SendRequest(**MESSAGE, timeout=value)
     assert "timeout" in error_fields(caught.value)
+
+
+@given(st.text(st.characters(categories=["Nd"]), min_size=1, max_size=6))
+def test_only_ascii_digit_strings_are_integers(value: str) -> None:
+    if value.isascii() and (value == "0" or not value.startswith("0")):
+        assert SendRequest(**MESSAGE, survey_id=value).survey_id == int(value)
+    else:
+        with pytest.raises(ValidationError) as caught:
+            SendRequest(**MESSAGE, survey_id=value)
+        assert "survey_id" in error_fields(caught.value)
 
 
 @given(st.integers(min_value=1, max_value=2**31 - 1))
@@ -66,12 +98,40 @@ def test_any_int32_round_trips_as_string(value: int) -> None:
 
 @pytest.mark.parametrize(
     "destination",
-    ["+447700900123", "0447700900123", "44 7700 900123", "4", "1234567890123456", "44a", ""],
+    [
+        "+447700900123",
+        "0447700900123",
+        "44 7700 900123",
+        "4",
+        "1234567890123456",
+        "44a",
+        "",
+        "44\uff17\uff1700900123",  # full-width 77
+        "\u0664\u0664" + "7700900123",  # Arabic-Indic 44
+        "447700900123\n",
+    ],
 )
 def test_destination_must_be_e164_digits(destination: str) -> None:
     with pytest.raises(ValidationError) as caught:
         SendRequest(**{**MESSAGE, "destination": destination})
     assert error_fields(caught.value) == {"destination"}
+
+
+@given(
+    st.integers(min_value=0, max_value=11),
+    st.sampled_from(NON_ASCII_DIGITS),
+)
+def test_a_non_ascii_digit_anywhere_makes_a_destination_invalid(at: int, digit: str) -> None:
+    number = "447700900123"
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**{**MESSAGE, "destination": number[:at] + digit + number[at + 1 :]})
+    assert error_fields(caught.value) == {"destination"}
+
+
+def test_a_source_of_non_ascii_digits_is_a_branded_source() -> None:
+    # Twelve full-width digits are not a number: as a branded source they are too long.
+    with pytest.raises(ValidationError, match="source: a branded source is at most 11"):
+        SendRequest(**{**MESSAGE, "source": "\uff14" * 12, "reply": False})
 
 
 @pytest.mark.parametrize("field", ["source", "message"])
@@ -147,6 +207,9 @@ def test_window_wire_form_and_defaults() -> None:
         ({"from_": "09:00", "to": "17:00", "days": "0,1"}, "days: 0 is not a day number"),
         ({"from_": "09:00", "to": "17:00", "days": [8]}, "days: 8 is not a day number"),
         ({"from_": "09:00", "to": "17:00", "days": "Mon"}, "is not a day number"),
+        ({"from_": "09:00", "to": "17:00", "days": "\uff11,2"}, "days: .* is not a day number"),
+        ({"from_": "\uff10\uff19:00", "to": "17:00"}, "from: expected a time of day as HH:MM"),
+        ({"from_": "09:00", "to": "1\u0667:00"}, "to: expected a time of day as HH:MM"),
         ({"from_": "09:00", "to": "17:00", "days": "1,1"}, "given twice"),
         ({"from_": "09:00", "to": "17:00", "days": []}, "at least one day"),
     ],

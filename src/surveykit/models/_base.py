@@ -20,7 +20,8 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
-_INT_RE = re.compile(r"^-?(?:0|[1-9]\d*)$")
+# ``[0-9]``, not ``\d``: ``\d`` matches any Unicode digit, and int("１２") is 12.
+_INT_RE = re.compile(r"^-?(?:0|[1-9][0-9]*)$")
 
 
 def _wire_int(value: Any) -> Any:

@@ -23,14 +23,17 @@ from surveykit.models._base import (
     tolerant,
 )
 
-E164_DIGITS = re.compile(r"^[1-9]\d{1,14}$")
-"""The reference's destination and lookup number rule: E.164 digits, no ``+``."""
+# The reference writes ``^[1-9]\d{1,14}$``; ``\d`` is spelled ``[0-9]`` here because Python's
+# ``re`` and pydantic's regex engine read ``\d`` as any Unicode digit ("４４７７…", "٤٤٧٧…"),
+# which the platform would not take and which would go out URL-encoded in a lookup path.
+E164_DIGITS = re.compile(r"^[1-9][0-9]{1,14}$")
+"""The reference's destination and lookup number rule: E.164 digits (ASCII), no ``+``."""
 
-E164Digits = Annotated[str, StringConstraints(pattern=r"^[1-9]\d{1,14}$")]
-"""A telephone number as the platform takes it: country code and number, digits only."""
+E164Digits = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{1,14}$")]
+"""A telephone number as the platform takes it: country code and number, ASCII digits only."""
 
 BRANDED_SOURCE_MAX = 11
-_NUMBER_SOURCE = re.compile(r"^\+?\d+$")
+_NUMBER_SOURCE = re.compile(r"^\+?[0-9]+$")
 
 
 class MessageType(IntEnum):
@@ -83,7 +86,10 @@ class LookupStatus(StrEnum):
     ERROR = "Error"
 
 
-_HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+_HHMM = re.compile(r"^([01][0-9]|2[0-3]):([0-5][0-9])$")
+
+
+_DAY = re.compile(r"[0-9]+")
 
 
 def _parse_hhmm(value: Any, field: str) -> time:
@@ -135,7 +141,7 @@ class Window(RequestModel):
         days: list[int] = []
         for item in items:
             if isinstance(item, bool) or not (
-                isinstance(item, int) or (isinstance(item, str) and item.isdigit())
+                isinstance(item, int) or (isinstance(item, str) and _DAY.fullmatch(item))
             ):
                 raise ValueError(f"days: {item!r} is not a day number (1=Monday .. 7=Sunday)")
             day = int(item)
