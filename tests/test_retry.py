@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import socket
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -193,6 +194,27 @@ async def test_ambiguous_send_failures_are_never_retried(
     assert script.attempts == 1
     assert isinstance(caught.value.cause, httpx.TransportError)
     assert "not sent again" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    ("call", "ok"),
+    [*SENDS, *READS],
+)
+async def test_a_request_the_http_library_refuses_to_write_is_not_sent_nor_retried(
+    make_client: Callable[..., Any], call: Any, ok: Any
+) -> None:
+    # h11 raises LocalProtocolError before a byte is written; its text quotes the header.
+    secret = "SECRET-abc123"
+    failure = httpx.LocalProtocolError(f"Illegal header value b'Basic {secret}\\nX'")
+    script = Script(failure, ok())
+    with pytest.raises(sk.APIConnectionError) as caught:
+        await resolve(call(make_client(script)))
+    assert script.attempts == 1
+    error = caught.value
+    assert not isinstance(error, sk.OutcomeUnknownError)
+    assert "nothing was sent" in str(error) and "LocalProtocolError" in str(error)
+    shown = "".join(traceback.format_exception(error))
+    assert secret not in str(error) and secret not in repr(error) and secret not in shown
 
 
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])

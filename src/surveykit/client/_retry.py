@@ -13,6 +13,10 @@ import httpx
 # a connection (refused, DNS, TLS handshake, connect timeout, no free pooled connection).
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
+# Failures where the HTTP library refused to write the request (an illegal header value or
+# request line): nothing went on the wire, and sending it again would fail the same way.
+NOT_SENDABLE = (httpx.LocalProtocolError,)
+
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
 
@@ -41,7 +45,8 @@ class RetryPolicy:
     Idempotent requests (GET, DELETE, GetResults) are retried on connection errors,
     timeouts, 429, 502, 503 and 504. Sends (Message, SendEmail, Import, Keyword create and
     update, TinyUrl) are retried only when the request provably never reached the server;
-    see :data:`NEVER_SENT`.
+    see :data:`NEVER_SENT`. A request the HTTP library refuses to write (an illegal header
+    value, :data:`NOT_SENDABLE`) is never retried: it would fail the same way again.
 
     Attributes:
         max_retries: retries after the first attempt (0 disables retrying).
@@ -69,7 +74,7 @@ class RetryPolicy:
 
     def delay_after_error(self, exc: Exception, attempt: int, *, idempotent: bool) -> float | None:
         """Seconds to wait before retrying after a transport error, or None to give up."""
-        if attempt > self.max_retries:
+        if attempt > self.max_retries or isinstance(exc, NOT_SENDABLE):
             return None
         if isinstance(exc, NEVER_SENT):
             return self.backoff(attempt)
