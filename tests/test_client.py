@@ -20,9 +20,12 @@ from surveykit.models import (
     LookupResponse,
     MessageType,
     NumberType,
+    ResultsRequest,
     SendRequest,
     SendResponse,
     SendStatus,
+    UrlListRequest,
+    UrlRequest,
     Webhook,
     Window,
 )
@@ -342,6 +345,41 @@ CASES = {
         httpx.Response(200, text='1,"Zoë, ""Z""",9\r\n'),
         lambda text: None if text == '1,"Zoë, ""Z""",9\r\n' else pytest.fail(repr(text)),
     ),
+    "get-results-model": Case(
+        lambda c: c.surveys.get_results(
+            ResultsRequest(survey_reference="NPS-WA", format="CSV", header=False, sort_order="2")
+        ),
+        "POST",
+        "/v3.2/Survey/GetResults",
+        {"format": "CSV", "header": False, "sortOrder": 2, "surveyReference": "NPS-WA"},
+        httpx.Response(200, text="1,2\r\n"),
+        lambda text: None if text == "1,2\r\n" else pytest.fail(repr(text)),
+    ),
+    "get-results-model-overridden": Case(
+        lambda c: c.surveys.get_results(
+            ResultsRequest(survey_reference="NPS-WA", format="CSV", header=False),
+            format="xml",
+            since=WHEN,
+        ),
+        "POST",
+        "/v3.2/Survey/GetResults",
+        {
+            "format": "XML",
+            "header": False,
+            "since": "2026-03-02T09:30:00Z",
+            "surveyReference": "NPS-WA",
+        },
+        httpx.Response(200, text="<r/>"),
+        lambda text: None if text == "<r/>" else pytest.fail(repr(text)),
+    ),
+    "get-results-dict": Case(
+        lambda c: c.surveys.get_results({"surveyReference": "NPS-WA", "format": "PIPE"}),
+        "POST",
+        "/v3.2/Survey/GetResults",
+        {"format": "PIPE", "surveyReference": "NPS-WA"},
+        httpx.Response(200, text="a|b\r\n"),
+        lambda text: None if text == "a|b\r\n" else pytest.fail(repr(text)),
+    ),
     "tinyurl-register": Case(
         lambda c: c.tinyurl.register(
             "https://example.org/s?id=1", tiny_domain="go.example", reuse=True, slashtag="spring"
@@ -375,6 +413,38 @@ CASES = {
             if links == ["https://t.example/1", "https://t.example/2"]
             else pytest.fail(str(links))
         ),
+    ),
+    "tinyurl-register-list-model": Case(
+        lambda c: c.tinyurl.register_list(
+            UrlListRequest(
+                urls=[
+                    UrlRequest(full_url="https://example.org/a", slashtag="a"),
+                    UrlRequest(full_url="https://example.org/b", tiny_domain="go.example"),
+                ]
+            )
+        ),
+        "POST",
+        "/v3.2/TinyUrl/RegisterList",
+        {
+            "urls": [
+                {"fullUrl": "https://example.org/a", "slashtag": "a"},
+                {"fullUrl": "https://example.org/b", "tinyDomain": "go.example"},
+            ]
+        },
+        httpx.Response(200, json=["https://t.example/a", "https://go.example/2"]),
+        lambda links: (
+            None
+            if links == ["https://t.example/a", "https://go.example/2"]
+            else pytest.fail(str(links))
+        ),
+    ),
+    "tinyurl-register-list-dict": Case(
+        lambda c: c.tinyurl.register_list({"urls": [{"fullUrl": "https://example.org/a"}]}),
+        "POST",
+        "/v3.2/TinyUrl/RegisterList",
+        {"urls": [{"fullUrl": "https://example.org/a"}]},
+        httpx.Response(200, json=["https://t.example/a"]),
+        lambda links: None if links == ["https://t.example/a"] else pytest.fail(str(links)),
     ),
     "webhooks": Case(
         lambda c: c.webhooks.list(),
@@ -445,6 +515,16 @@ async def test_register_list_with_wrong_count_is_an_error(make_client: Callable[
     client = make_client(Wire([httpx.Response(200, json=["https://t.example/1"])]))
     with pytest.raises(sk.UnexpectedResponseError, match="list of 2 short links"):
         await resolve(client.tinyurl.register_list(["https://a.example", "https://b.example"]))
+
+
+async def test_register_list_settings_are_not_dropped_beside_a_model(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire([httpx.Response(200, json=["https://t.example/1"])])
+    model = UrlListRequest(urls=[UrlRequest(full_url="https://example.org/a")])
+    with pytest.raises(TypeError, match="tiny_domain, reuse"):
+        await resolve(make_client(wire).tinyurl.register_list(model, reuse=True))
+    assert wire.requests == []
 
 
 async def test_non_json_success_body_is_a_clear_error(make_client: Callable[..., Any]) -> None:
