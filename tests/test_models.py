@@ -163,6 +163,32 @@ def test_type_is_an_int_enum_on_the_wire() -> None:
     assert "type" in error_fields(caught.value)
 
 
+@pytest.mark.parametrize(
+    "value",
+    [" 1", "1 ", "\t1", "1\n", "01", "+1", "1.0", "\uff11", "-1", "4", "", " ", 1.0, True],
+)
+def test_type_numbers_follow_the_integer_rule_exactly(value: Any) -> None:
+    with pytest.raises(ValidationError, match="type") as caught:
+        SendRequest(**MESSAGE, type=value)
+    assert error_fields(caught.value) == {"type"}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1", MessageType.WHATSAPP),
+        ("0", MessageType.SMS),
+        (3, MessageType.WHATSAPP_TEMPLATE),
+        ("whatsapp", MessageType.WHATSAPP),
+        ("WhatsApp Template", MessageType.WHATSAPP_TEMPLATE),
+        ("whatsapp-template", MessageType.WHATSAPP_TEMPLATE),
+        ("SMS", MessageType.SMS),
+    ],
+)
+def test_type_by_number_or_by_name(value: Any, expected: MessageType) -> None:
+    assert SendRequest(**MESSAGE, type=value).type is expected
+
+
 def test_none_fields_are_not_sent() -> None:
     assert SendRequest(**MESSAGE, when=None, lookup=None).to_wire() == {
         "source": "447700900999",

@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from surveykit.models._base import (
+    INT_STRING,
     AwareDatetime,
     RequestModel,
     ResponseModel,
@@ -46,20 +47,30 @@ class MessageType(IntEnum):
 
     @classmethod
     def parse(cls, value: Any) -> MessageType:
-        """Read a type from an int, an int string, or a name in any case (``"whatsapp"``)."""
+        """Read a type from an int, an int string, or a name in any case (``"whatsapp"``).
+
+        A number written as a string follows the reference's integer rule exactly
+        (``"1"``; not ``" 1"``, ``"01"`` or ``"1.0"``). A name ignores case and the
+        separators ``_``, ``-`` and space (``"WhatsApp Template"``).
+        """
         if isinstance(value, cls):
             return value
         if isinstance(value, bool):
             raise ValueError("type: expected a message type, got a boolean")
+        number: int | None = None
         if isinstance(value, int):
-            return cls(value)
-        if isinstance(value, str):
-            key = value.strip().lower().replace("_", "").replace("-", "").replace(" ", "")
+            number = value
+        elif isinstance(value, str) and INT_STRING.fullmatch(value):
+            number = int(value)
+        elif isinstance(value, str):
+            key = value.lower().replace("_", "").replace("-", "").replace(" ", "")
             for member in cls:
-                if key in (member.name.lower().replace("_", ""), str(member.value)):
+                if key and key == member.name.lower().replace("_", ""):
                     return member
+        if number is not None and number in cls._value2member_map_:
+            return cls(number)
         names = ", ".join(f"{m.name.lower()}={m.value}" for m in cls)
-        raise ValueError(f"unknown message type {value!r}; expected one of {names}")
+        raise ValueError(f"type: unknown message type {value!r}; expected one of {names}")
 
 
 class SendStatus(StrEnum):
