@@ -34,7 +34,13 @@ from surveykit.client._config import (
     check_transport_security,
     resolve,
 )
-from surveykit.client._retry import NEVER_SENT, NOT_SENDABLE, RetryPolicy, parse_retry_after
+from surveykit.client._retry import (
+    NEVER_SENT,
+    NOT_SENDABLE,
+    OUTCOME_UNKNOWN_STATUSES,
+    RetryPolicy,
+    parse_retry_after,
+)
 from surveykit.errors import (
     APIConnectionError,
     APIStatusError,
@@ -48,6 +54,7 @@ from surveykit.errors import (
     RateLimitError,
     SendRejectedError,
     ServerError,
+    ServerOutcomeUnknownError,
     UnexpectedResponseError,
     describe_request,
 )
@@ -345,6 +352,14 @@ def status_error(request: APIRequest[Any], response: httpx.Response) -> APIStatu
             body=body,
             problem=problem,
             retry_after=parse_retry_after(response.headers.get("Retry-After")),
+        )
+    if status in OUTCOME_UNKNOWN_STATUSES and not request.idempotent:
+        return ServerOutcomeUnknownError(
+            f"{message}; the request may have been acted on before the failure; it was not "
+            "sent again. Check before resending.",
+            response=response,
+            body=body,
+            problem=problem,
         )
     cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else APIStatusError)
     return cls(message, response=response, body=body, problem=problem)

@@ -19,6 +19,11 @@ NOT_SENDABLE = (httpx.LocalProtocolError,)
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
 
+# Error statuses after which a send may have been acted on: a 500 can come after the
+# platform handed the message on, a gateway's 502 or 504 after it forwarded the request. A
+# 503 is "unable to handle the request" (RFC 9110 section 15.6.4): it was not taken.
+OUTCOME_UNKNOWN_STATUSES = frozenset({500, 502, 504})
+
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
     """Read a Retry-After header: delay seconds (integer or decimal) or an HTTP date."""
