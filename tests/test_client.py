@@ -517,6 +517,26 @@ async def test_register_list_with_wrong_count_is_an_error(make_client: Callable[
         await resolve(client.tinyurl.register_list(["https://a.example", "https://b.example"]))
 
 
+async def test_keyword_and_webhook_shapes_the_reference_does_not_show(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire(
+        [
+            httpx.Response(200, json=[{"keyword": "JOIN"}, {"type": "survey", "id": 7}]),
+            httpx.Response(200, json={"type": "survey", "keyword": None}),
+            httpx.Response(200, json=[{"name": "results", "events": None, "isActive": False}]),
+        ]
+    )
+    client = make_client(wire)
+    listed = await resolve(client.keywords.list())
+    assert [k.keyword for k in listed] == ["JOIN", None]
+    assert listed[1].type == "survey" and listed[1].extra_fields == {"id": 7}
+    created = await resolve(client.keywords.create("SURVEY"))
+    assert created.keyword == "SURVEY" and created.type == "survey"
+    (hook,) = await resolve(client.webhooks.list())
+    assert hook.events == [] and hook.is_active is False
+
+
 async def test_register_list_settings_are_not_dropped_beside_a_model(
     make_client: Callable[..., Any],
 ) -> None:

@@ -17,6 +17,7 @@ from surveykit.models import (
     CallbackType,
     EmailRequest,
     ImportRequest,
+    Keyword,
     KeywordRequest,
     LookupResponse,
     MessageType,
@@ -435,6 +436,54 @@ def test_callback_payload() -> None:
     assert payload.extra_fields == {"Brand": "new field"}
     assert CallbackPayload.model_validate({"type": "keyword"}).wants_reply
     assert CallbackPayload.model_validate({"Type": "Revoked"}).type == "Revoked"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "kept", "merged"),
+    [
+        pytest.param(
+            [{"campaign": "spring", "wave": 2}],
+            [{"campaign": "spring", "wave": 2}],
+            {"campaign": "spring", "wave": 2},
+            id="two-pairs",
+        ),
+        pytest.param([{}, {"a": 1}], [{}, {"a": 1}], {"a": 1}, id="empty-element"),
+        pytest.param(
+            [{"a": {"nested": [1]}}], [{"a": {"nested": [1]}}], {"a": {"nested": [1]}}, id="nested"
+        ),
+        pytest.param({"a": 1, "b": None}, [{"a": 1}, {"b": None}], {"a": 1, "b": None}, id="dict"),
+        pytest.param([], [], {}, id="empty"),
+    ],
+)
+def test_callback_metadata_of_other_shapes_is_kept_as_sent(
+    metadata: Any, kept: list[dict[str, Any]], merged: dict[str, Any]
+) -> None:
+    payload = CallbackPayload.model_validate({"Type": "Receipt", "MetaData": metadata})
+    assert payload.metadata == kept
+    assert payload.metadata_dict == merged
+
+
+@pytest.mark.parametrize("metadata", ["campaign=spring", 3, ["campaign=spring"], [{"a": 1}, 2]])
+def test_callback_metadata_that_is_not_pairs_is_an_error_naming_it(metadata: Any) -> None:
+    with pytest.raises(ValidationError, match="MetaData") as caught:
+        CallbackPayload.model_validate({"Type": "Receipt", "MetaData": metadata})
+    assert error_fields(caught.value) == {"metadata"}
+
+
+def test_keyword_without_a_keyword_field_is_read() -> None:
+    keyword = Keyword.model_validate({"Type": "survey", "Response": "Thanks", "id": 7})
+    assert keyword.keyword is None
+    assert (keyword.type, keyword.response) == ("survey", "Thanks")
+    assert keyword.extra_fields == {"id": 7}
+
+
+@pytest.mark.parametrize(
+    ("events", "expected"),
+    [(None, []), ([], []), (["All"], ["All"])],
+)
+def test_webhook_events_null_is_no_events(events: Any, expected: list[str]) -> None:
+    assert Webhook.model_validate({"name": "n", "events": events}).events == expected
+    assert Webhook.model_validate({"name": "n"}).events == []
 
 
 def test_webhook_url_from_key_or_payload() -> None:
