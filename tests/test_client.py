@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
+import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
@@ -576,6 +579,58 @@ async def test_invalid_arguments_fail_before_anything_is_sent(
     with pytest.raises(ValueError, match="keyword"):
         await resolve(client.keywords.delete(" "))
     assert wire.requests == []
+
+
+async def test_loose_survey_id_and_sort_order_fail_before_anything_is_sent(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire([httpx.Response(200, json={})])
+    client = make_client(wire)
+    with pytest.raises(ValueError, match="survey_id"):
+        await resolve(
+            client.messages.send(
+                destination="447700900123", source="A", message="x", reply=False, survey_id=2**31
+            )
+        )
+    with pytest.raises(ValueError, match="sort_order"):
+        await resolve(client.surveys.get_results("S", sort_order="1.0"))
+    with pytest.raises(ValueError, match="sort_order"):
+        await resolve(client.surveys.get_results("S", sort_order=-(2**31) - 1))
+    assert wire.requests == []
+
+
+async def test_the_debug_log_line_of_a_request_gives_its_elapsed_time(
+    make_client: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.05)
+        return httpx.Response(200, json=[])
+
+    client = make_client(slow)
+    with caplog.at_level(logging.DEBUG, logger="surveykit"):
+        await resolve(client.webhooks.list())
+    lines = [r.getMessage() for r in caplog.records if r.name == "surveykit"]
+    matches = [re.fullmatch(r"GET /v3\.2/Webhook -> 200 in (\d+\.\d{3})s", line) for line in lines]
+    elapsed = [float(m[1]) for m in matches if m]
+    assert len(elapsed) == 1, lines
+    assert 0.05 <= elapsed[0] < 5.0
+
+
+async def test_the_debug_log_line_of_a_failed_request_gives_its_elapsed_time(
+    make_client: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    def refused(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.05)
+        raise httpx.ReadTimeout("slow", request=request)
+
+    client = make_client(refused, retry=sk.RetryPolicy(max_retries=0))
+    with caplog.at_level(logging.DEBUG, logger="surveykit"), pytest.raises(sk.APITimeoutError):
+        await resolve(client.webhooks.list())
+    lines = [r.getMessage() for r in caplog.records if r.name == "surveykit"]
+    pattern = r"GET /v3\.2/Webhook failed after (\d+\.\d{3})s: ReadTimeout"
+    elapsed = [float(m[1]) for m in (re.fullmatch(pattern, line) for line in lines) if m]
+    assert len(elapsed) == 1, lines
+    assert elapsed[0] >= 0.05
 
 
 def test_message_types_by_name_number_and_enum() -> None:

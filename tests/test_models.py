@@ -94,6 +94,43 @@ def test_any_int32_round_trips_as_string(value: int) -> None:
     assert SendRequest(**MESSAGE, timeout=str(value)).timeout == value
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+LOOSE_OR_OUT_OF_INT32 = [
+    pytest.param(INT32_MAX + 1, id="max+1"),
+    pytest.param(INT32_MIN - 1, id="min-1"),
+    pytest.param(str(INT32_MAX + 1), id="max+1-string"),
+    pytest.param(10**30, id="huge"),
+    pytest.param("1.0", id="decimal"),
+    pytest.param(" 2", id="padded"),
+    pytest.param("02", id="leading-zero"),
+    pytest.param("+2", id="plus"),
+    pytest.param("2e1", id="exponent"),
+    pytest.param(2.0, id="float"),
+    pytest.param(True, id="bool"),
+    pytest.param("\uff12", id="full-width"),
+]
+
+
+@pytest.mark.parametrize("value", LOOSE_OR_OUT_OF_INT32)
+def test_survey_id_is_a_strict_int32(value: Any) -> None:
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**MESSAGE, survey_id=value)
+    assert error_fields(caught.value) == {"survey_id"}
+
+
+@pytest.mark.parametrize("value", LOOSE_OR_OUT_OF_INT32)
+def test_sort_order_is_a_strict_int32(value: Any) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ResultsRequest(sort_order=value)
+    assert error_fields(caught.value) == {"sort_order"}
+
+
+@pytest.mark.parametrize("value", [INT32_MIN, INT32_MAX, str(INT32_MIN), str(INT32_MAX), "0", 1])
+def test_survey_id_and_sort_order_take_the_whole_int32_range(value: Any) -> None:
+    assert SendRequest(**MESSAGE, survey_id=value).to_wire()["surveyId"] == int(value)
+    assert ResultsRequest(sort_order=value).to_wire()["sortOrder"] == int(value)
+
+
 # Message rules
 
 
