@@ -142,7 +142,8 @@ def test_branded_source_with_reply_is_rejected_per_row() -> None:
         progress=False,
     )
     assert result.frame["outcome"].astype(str).tolist() == ["rejected", "rejected"]
-    assert "branded source" in result.frame.iloc[0]["error"]
+    for error in result.frame["error"]:
+        assert "source: a branded source" in error
     assert platform.requests == []
 
 
@@ -497,6 +498,33 @@ def test_preview_on_a_sandbox_uses_the_sandbox_clock() -> None:
         windows="Tue 10:00-11:00",
     )
     assert preview.totals["first_send"] == pd.Timestamp("2026-03-03 10:00", tz="UTC")
+
+
+async def test_gateway_errors_are_unknown_and_never_resent_by_only_failed(
+    kind: str, tmp_path: Path
+) -> None:
+    platform = FakePlatform()
+    platform.fail("447700900001", (502, {"title": "Bad Gateway"}))
+    platform.fail("447700900002", (504, {"title": "Gateway Timeout"}))
+    platform.fail("447700900003", (500, {"title": "Internal Server Error"}))
+    platform.fail("447700900005", (503, {"title": "Service Unavailable"}))
+    df = people().loc[["r1", "r2", "r3", "r5"]].assign(firstName="Zoë")
+    journal = tmp_path / "j.sqlite"
+    client = client_for(platform, kind)
+    first = await run(send_batch(client, df, **SEND, journal=journal))
+    assert first.frame["outcome"].astype(str).tolist() == [
+        "unknown",
+        "unknown",
+        "unknown",
+        "failed",
+    ]
+    assert "502" in first.frame.loc["r1", "error"] and "504" in first.frame.loc["r2", "error"]
+    assert len(platform.requests) == 4, "none of them was retried"
+
+    again = await run(send_batch(client, df, **SEND, journal=journal, only="failed"))
+    resent = [body["destination"] for _, _, body in platform.requests[4:]]
+    assert resent == ["447700900005"]
+    assert again.frame["outcome"].astype(str).tolist() == ["unknown", "unknown", "unknown", "sent"]
 
 
 def test_platform_refusals_are_rejected_not_failed(tmp_path: Path) -> None:

@@ -364,7 +364,7 @@ def test_fallback_handler_and_case_insensitive_types(listener: Listener) -> None
             id="time",
         ),
         pytest.param(
-            b'{"Type": "Receipt", "MetaData": [{"a": 1, "b": 2}]}',
+            b'{"Type": "Receipt", "MetaData": ["a=1"]}',
             "application/json",
             422,
             "MetaData",
@@ -386,6 +386,17 @@ def test_bad_bodies_get_a_specific_4xx_and_nothing_is_stored(
     if words in {"Type", "Segments", "Inbound", "Timestamp", "MetaData"}:
         assert words in {error["field"].split("[")[0] for error in problem["errors"]}
     assert len(listener.events) == 0
+
+
+def test_metadata_elements_with_several_pairs_are_kept(listener: Listener) -> None:
+    # The reference shows one pair per element; refusing another shape would only make the
+    # platform send the callback again.
+    body = {**receipt("MS1"), "MetaData": [{"campaign": "spring", "wave": 2}, {}]}
+    with client() as http:
+        answer = http.post(listener.url, json=body)
+    assert answer.status_code == 200
+    events = listener.wait_for(1, timeout=10)
+    assert events.loc[0, "metadata"] == {"campaign": "spring", "wave": 2}
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import inspect
 import json
+import logging
+import re
+import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta, timezone
@@ -20,9 +23,12 @@ from surveykit.models import (
     LookupResponse,
     MessageType,
     NumberType,
+    ResultsRequest,
     SendRequest,
     SendResponse,
     SendStatus,
+    UrlListRequest,
+    UrlRequest,
     Webhook,
     Window,
 )
@@ -342,6 +348,41 @@ CASES = {
         httpx.Response(200, text='1,"Zoë, ""Z""",9\r\n'),
         lambda text: None if text == '1,"Zoë, ""Z""",9\r\n' else pytest.fail(repr(text)),
     ),
+    "get-results-model": Case(
+        lambda c: c.surveys.get_results(
+            ResultsRequest(survey_reference="NPS-WA", format="CSV", header=False, sort_order="2")
+        ),
+        "POST",
+        "/v3.2/Survey/GetResults",
+        {"format": "CSV", "header": False, "sortOrder": 2, "surveyReference": "NPS-WA"},
+        httpx.Response(200, text="1,2\r\n"),
+        lambda text: None if text == "1,2\r\n" else pytest.fail(repr(text)),
+    ),
+    "get-results-model-overridden": Case(
+        lambda c: c.surveys.get_results(
+            ResultsRequest(survey_reference="NPS-WA", format="CSV", header=False),
+            format="xml",
+            since=WHEN,
+        ),
+        "POST",
+        "/v3.2/Survey/GetResults",
+        {
+            "format": "XML",
+            "header": False,
+            "since": "2026-03-02T09:30:00Z",
+            "surveyReference": "NPS-WA",
+        },
+        httpx.Response(200, text="<r/>"),
+        lambda text: None if text == "<r/>" else pytest.fail(repr(text)),
+    ),
+    "get-results-dict": Case(
+        lambda c: c.surveys.get_results({"surveyReference": "NPS-WA", "format": "PIPE"}),
+        "POST",
+        "/v3.2/Survey/GetResults",
+        {"format": "PIPE", "surveyReference": "NPS-WA"},
+        httpx.Response(200, text="a|b\r\n"),
+        lambda text: None if text == "a|b\r\n" else pytest.fail(repr(text)),
+    ),
     "tinyurl-register": Case(
         lambda c: c.tinyurl.register(
             "https://example.org/s?id=1", tiny_domain="go.example", reuse=True, slashtag="spring"
@@ -375,6 +416,38 @@ CASES = {
             if links == ["https://t.example/1", "https://t.example/2"]
             else pytest.fail(str(links))
         ),
+    ),
+    "tinyurl-register-list-model": Case(
+        lambda c: c.tinyurl.register_list(
+            UrlListRequest(
+                urls=[
+                    UrlRequest(full_url="https://example.org/a", slashtag="a"),
+                    UrlRequest(full_url="https://example.org/b", tiny_domain="go.example"),
+                ]
+            )
+        ),
+        "POST",
+        "/v3.2/TinyUrl/RegisterList",
+        {
+            "urls": [
+                {"fullUrl": "https://example.org/a", "slashtag": "a"},
+                {"fullUrl": "https://example.org/b", "tinyDomain": "go.example"},
+            ]
+        },
+        httpx.Response(200, json=["https://t.example/a", "https://go.example/2"]),
+        lambda links: (
+            None
+            if links == ["https://t.example/a", "https://go.example/2"]
+            else pytest.fail(str(links))
+        ),
+    ),
+    "tinyurl-register-list-dict": Case(
+        lambda c: c.tinyurl.register_list({"urls": [{"fullUrl": "https://example.org/a"}]}),
+        "POST",
+        "/v3.2/TinyUrl/RegisterList",
+        {"urls": [{"fullUrl": "https://example.org/a"}]},
+        httpx.Response(200, json=["https://t.example/a"]),
+        lambda links: None if links == ["https://t.example/a"] else pytest.fail(str(links)),
     ),
     "webhooks": Case(
         lambda c: c.webhooks.list(),
@@ -447,6 +520,36 @@ async def test_register_list_with_wrong_count_is_an_error(make_client: Callable[
         await resolve(client.tinyurl.register_list(["https://a.example", "https://b.example"]))
 
 
+async def test_keyword_and_webhook_shapes_the_reference_does_not_show(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire(
+        [
+            httpx.Response(200, json=[{"keyword": "JOIN"}, {"type": "survey", "id": 7}]),
+            httpx.Response(200, json={"type": "survey", "keyword": None}),
+            httpx.Response(200, json=[{"name": "results", "events": None, "isActive": False}]),
+        ]
+    )
+    client = make_client(wire)
+    listed = await resolve(client.keywords.list())
+    assert [k.keyword for k in listed] == ["JOIN", None]
+    assert listed[1].type == "survey" and listed[1].extra_fields == {"id": 7}
+    created = await resolve(client.keywords.create("SURVEY"))
+    assert created.keyword == "SURVEY" and created.type == "survey"
+    (hook,) = await resolve(client.webhooks.list())
+    assert hook.events == [] and hook.is_active is False
+
+
+async def test_register_list_settings_are_not_dropped_beside_a_model(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire([httpx.Response(200, json=["https://t.example/1"])])
+    model = UrlListRequest(urls=[UrlRequest(full_url="https://example.org/a")])
+    with pytest.raises(TypeError, match="tiny_domain, reuse"):
+        await resolve(make_client(wire).tinyurl.register_list(model, reuse=True))
+    assert wire.requests == []
+
+
 async def test_non_json_success_body_is_a_clear_error(make_client: Callable[..., Any]) -> None:
     client = make_client(Wire([httpx.Response(200, text="<html>oops</html>")]))
     with pytest.raises(sk.UnexpectedResponseError, match=r"GET .*/v3.2/Webhook -> 200.*not JSON"):
@@ -464,11 +567,70 @@ async def test_invalid_arguments_fail_before_anything_is_sent(
         )
     with pytest.raises(ValueError, match="number"):
         await resolve(client.messages.lookup("0447700900123"))
+    for number in ["44\uff17\uff1700900123", "\u0664\u0664" + "7700900123"]:
+        with pytest.raises(ValueError, match=r"number: .*ASCII digits"):
+            await resolve(client.messages.lookup(number))
+        with pytest.raises(ValueError, match="destination"):
+            await resolve(
+                client.messages.send(destination=number, source="A", message="x", reply=False)
+            )
     with pytest.raises(ValueError, match="reply"):
         await resolve(client.messages.send(destination="447700900123", source="A", message="x"))
     with pytest.raises(ValueError, match="keyword"):
         await resolve(client.keywords.delete(" "))
     assert wire.requests == []
+
+
+async def test_loose_survey_id_and_sort_order_fail_before_anything_is_sent(
+    make_client: Callable[..., Any],
+) -> None:
+    wire = Wire([httpx.Response(200, json={})])
+    client = make_client(wire)
+    with pytest.raises(ValueError, match="survey_id"):
+        await resolve(
+            client.messages.send(
+                destination="447700900123", source="A", message="x", reply=False, survey_id=2**31
+            )
+        )
+    with pytest.raises(ValueError, match="sort_order"):
+        await resolve(client.surveys.get_results("S", sort_order="1.0"))
+    with pytest.raises(ValueError, match="sort_order"):
+        await resolve(client.surveys.get_results("S", sort_order=-(2**31) - 1))
+    assert wire.requests == []
+
+
+async def test_the_debug_log_line_of_a_request_gives_its_elapsed_time(
+    make_client: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    def slow(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.05)
+        return httpx.Response(200, json=[])
+
+    client = make_client(slow)
+    with caplog.at_level(logging.DEBUG, logger="surveykit"):
+        await resolve(client.webhooks.list())
+    lines = [r.getMessage() for r in caplog.records if r.name == "surveykit"]
+    matches = [re.fullmatch(r"GET /v3\.2/Webhook -> 200 in (\d+\.\d{3})s", line) for line in lines]
+    elapsed = [float(m[1]) for m in matches if m]
+    assert len(elapsed) == 1, lines
+    assert 0.05 <= elapsed[0] < 5.0
+
+
+async def test_the_debug_log_line_of_a_failed_request_gives_its_elapsed_time(
+    make_client: Callable[..., Any], caplog: pytest.LogCaptureFixture
+) -> None:
+    def refused(request: httpx.Request) -> httpx.Response:
+        time.sleep(0.05)
+        raise httpx.ReadTimeout("slow", request=request)
+
+    client = make_client(refused, retry=sk.RetryPolicy(max_retries=0))
+    with caplog.at_level(logging.DEBUG, logger="surveykit"), pytest.raises(sk.APITimeoutError):
+        await resolve(client.webhooks.list())
+    lines = [r.getMessage() for r in caplog.records if r.name == "surveykit"]
+    pattern = r"GET /v3\.2/Webhook failed after (\d+\.\d{3})s: ReadTimeout"
+    elapsed = [float(m[1]) for m in (re.fullmatch(pattern, line) for line in lines) if m]
+    assert len(elapsed) == 1, lines
+    assert elapsed[0] >= 0.05
 
 
 def test_message_types_by_name_number_and_enum() -> None:

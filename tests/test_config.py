@@ -94,6 +94,54 @@ def test_empty_token_is_refused() -> None:
         sk.BasicTokenAuth(" ")
 
 
+@pytest.mark.parametrize(
+    ("token", "kind"),
+    [
+        pytest.param(SECRET + "\nX-Injected: 1", "a control character", id="newline"),
+        pytest.param(SECRET + "\x00tail", "a control character", id="nul"),
+        pytest.param(SECRET + "\rX", "a control character", id="carriage-return"),
+        pytest.param(SECRET + "\x7f", "a control character", id="delete"),
+        pytest.param(SECRET + "\u00e9t\u00e9", "a non-ASCII character", id="non-ascii"),
+        pytest.param(SECRET + " " + SECRET, "a space", id="inner-space"),
+    ],
+)
+def test_a_token_that_is_not_visible_ascii_is_refused_without_showing_it(
+    token: str, kind: str
+) -> None:
+    for make in (
+        lambda: sk.BasicTokenAuth(token),
+        lambda: sk.Client("https://api.example.test", token),
+        lambda: sk.AsyncClient("https://api.example.test", token),
+    ):
+        with pytest.raises(ValueError, match="token") as caught:
+            make()
+        assert isinstance(caught.value, sk.ConfigurationError)
+        assert kind in str(caught.value)
+        assert SECRET not in str(caught.value) and SECRET not in repr(caught.value)
+
+
+def test_a_token_from_the_environment_is_checked_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("SURVEYKIT_BASE_URL", "https://api.example.test")
+    monkeypatch.setenv("SURVEYKIT_TOKEN", SECRET + "\x01")
+    with pytest.raises(sk.ConfigurationError, match="control character") as caught:
+        sk.Client()
+    assert SECRET not in str(caught.value)
+
+
+def test_surrounding_whitespace_of_a_token_is_not_sent() -> None:
+    seen: list[httpx.Request] = []
+
+    def handler(request: httpx.Request) -> httpx.Response:
+        seen.append(request)
+        return httpx.Response(200, json=[])
+
+    client = sk.Client(
+        "https://api.example.test", f" {SECRET}\n", transport=httpx.MockTransport(handler)
+    )
+    client.webhooks.list()
+    assert seen[0].headers["Authorization"] == f"Basic {SECRET}"
+
+
 def test_token_is_never_shown(caplog: pytest.LogCaptureFixture) -> None:
     def handler(request: httpx.Request) -> httpx.Response:
         return httpx.Response(401, text="Unauthorized")

@@ -17,6 +17,7 @@ from surveykit.models import (
     CallbackType,
     EmailRequest,
     ImportRequest,
+    Keyword,
     KeywordRequest,
     LookupResponse,
     MessageType,
@@ -49,11 +50,43 @@ def test_integer_strings_matching_the_pattern_are_accepted(value: Any, expected:
     assert ProblemDetails(status=value).status == expected
 
 
-@pytest.mark.parametrize("value", ["060", "1.0", " 1", "1 ", "+1", "1e3", "", "-0x1", True, 1.5])
+# Digits that Python's ``\d`` (and int()) accept but the platform's ASCII rule does not:
+# full-width, Arabic-Indic, Devanagari.
+NON_ASCII_DIGITS = ["\uff17", "\u0667", "\u096d"]
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "060",
+        "1.0",
+        " 1",
+        "1 ",
+        "+1",
+        "1e3",
+        "",
+        "-0x1",
+        True,
+        1.5,
+        "\uff11\uff12",
+        "1\u0662",
+        "-\u096d",
+    ],
+)
 def test_looser_integers_are_refused(value: Any) -> None:
     with pytest.raises(ValidationError) as caught:
         SendRequest(**MESSAGE, timeout=value)
     assert "timeout" in error_fields(caught.value)
+
+
+@given(st.text(st.characters(categories=["Nd"]), min_size=1, max_size=6))
+def test_only_ascii_digit_strings_are_integers(value: str) -> None:
+    if value.isascii() and (value == "0" or not value.startswith("0")):
+        assert SendRequest(**MESSAGE, survey_id=value).survey_id == int(value)
+    else:
+        with pytest.raises(ValidationError) as caught:
+            SendRequest(**MESSAGE, survey_id=value)
+        assert "survey_id" in error_fields(caught.value)
 
 
 @given(st.integers(min_value=1, max_value=2**31 - 1))
@@ -61,12 +94,60 @@ def test_any_int32_round_trips_as_string(value: int) -> None:
     assert SendRequest(**MESSAGE, timeout=str(value)).timeout == value
 
 
+INT32_MIN, INT32_MAX = -(2**31), 2**31 - 1
+LOOSE_OR_OUT_OF_INT32 = [
+    pytest.param(INT32_MAX + 1, id="max+1"),
+    pytest.param(INT32_MIN - 1, id="min-1"),
+    pytest.param(str(INT32_MAX + 1), id="max+1-string"),
+    pytest.param(10**30, id="huge"),
+    pytest.param("1.0", id="decimal"),
+    pytest.param(" 2", id="padded"),
+    pytest.param("02", id="leading-zero"),
+    pytest.param("+2", id="plus"),
+    pytest.param("2e1", id="exponent"),
+    pytest.param(2.0, id="float"),
+    pytest.param(True, id="bool"),
+    pytest.param("\uff12", id="full-width"),
+]
+
+
+@pytest.mark.parametrize("value", LOOSE_OR_OUT_OF_INT32)
+def test_survey_id_is_a_strict_int32(value: Any) -> None:
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**MESSAGE, survey_id=value)
+    assert error_fields(caught.value) == {"survey_id"}
+
+
+@pytest.mark.parametrize("value", LOOSE_OR_OUT_OF_INT32)
+def test_sort_order_is_a_strict_int32(value: Any) -> None:
+    with pytest.raises(ValidationError) as caught:
+        ResultsRequest(sort_order=value)
+    assert error_fields(caught.value) == {"sort_order"}
+
+
+@pytest.mark.parametrize("value", [INT32_MIN, INT32_MAX, str(INT32_MIN), str(INT32_MAX), "0", 1])
+def test_survey_id_and_sort_order_take_the_whole_int32_range(value: Any) -> None:
+    assert SendRequest(**MESSAGE, survey_id=value).to_wire()["surveyId"] == int(value)
+    assert ResultsRequest(sort_order=value).to_wire()["sortOrder"] == int(value)
+
+
 # Message rules
 
 
 @pytest.mark.parametrize(
     "destination",
-    ["+447700900123", "0447700900123", "44 7700 900123", "4", "1234567890123456", "44a", ""],
+    [
+        "+447700900123",
+        "0447700900123",
+        "44 7700 900123",
+        "4",
+        "1234567890123456",
+        "44a",
+        "",
+        "44\uff17\uff1700900123",  # full-width 77
+        "\u0664\u0664" + "7700900123",  # Arabic-Indic 44
+        "447700900123\n",
+    ],
 )
 def test_destination_must_be_e164_digits(destination: str) -> None:
     with pytest.raises(ValidationError) as caught:
@@ -74,23 +155,53 @@ def test_destination_must_be_e164_digits(destination: str) -> None:
     assert error_fields(caught.value) == {"destination"}
 
 
+@given(
+    st.integers(min_value=0, max_value=11),
+    st.sampled_from(NON_ASCII_DIGITS),
+)
+def test_a_non_ascii_digit_anywhere_makes_a_destination_invalid(at: int, digit: str) -> None:
+    number = "447700900123"
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**{**MESSAGE, "destination": number[:at] + digit + number[at + 1 :]})
+    assert error_fields(caught.value) == {"destination"}
+
+
+def branded_source_error(exc: ValidationError) -> str:
+    # A rule across two fields is checked on the model, so its error has no field location;
+    # its one message must name the field: ``source``.
+    messages = [error["msg"] for error in exc.errors()]
+    assert len(messages) == 1, messages
+    assert messages[0].startswith("Value error, source: "), messages[0]
+    return messages[0]
+
+
+def test_branded_source_rules() -> None:
+    assert SendRequest(**{**MESSAGE, "source": "AcmeSurvey1", "reply": False})
+    with pytest.raises(ValidationError) as too_long:
+        SendRequest(**{**MESSAGE, "source": "AcmeSurveys12", "reply": False})
+    assert "a branded source is at most 11 characters" in branded_source_error(too_long.value)
+    assert "'AcmeSurveys12' has 13" in branded_source_error(too_long.value)
+    with pytest.raises(ValidationError) as with_reply:
+        SendRequest(**{**MESSAGE, "source": "Acme", "reply": True})
+    assert "cannot be used with reply=True" in branded_source_error(with_reply.value)
+    # A number or short code may be longer than 11 digits and may take replies.
+    assert SendRequest(**{**MESSAGE, "source": "447700900999", "reply": True})
+    assert SendRequest(**{**MESSAGE, "source": "+447700900999", "reply": True})
+    assert SendRequest(**{**MESSAGE, "source": "60777", "reply": True})
+
+
+def test_a_source_of_non_ascii_digits_is_a_branded_source() -> None:
+    # Twelve full-width digits are not a number: as a branded source they are too long.
+    with pytest.raises(ValidationError) as caught:
+        SendRequest(**{**MESSAGE, "source": "\uff14" * 12, "reply": False})
+    assert "a branded source is at most 11" in branded_source_error(caught.value)
+
+
 @pytest.mark.parametrize("field", ["source", "message"])
 def test_source_and_message_must_not_be_empty(field: str) -> None:
     with pytest.raises(ValidationError) as caught:
         SendRequest(**{**MESSAGE, field: ""})
     assert field in error_fields(caught.value)
-
-
-def test_branded_source_rules() -> None:
-    assert SendRequest(**{**MESSAGE, "source": "AcmeSurvey1", "reply": False})
-    with pytest.raises(ValidationError, match="at most 11 characters"):
-        SendRequest(**{**MESSAGE, "source": "AcmeSurveys12", "reply": False})
-    with pytest.raises(ValidationError, match=r"source: a branded source .* reply=True"):
-        SendRequest(**{**MESSAGE, "source": "Acme", "reply": True})
-    # A number or short code may be longer than 11 digits and may take replies.
-    assert SendRequest(**{**MESSAGE, "source": "447700900999", "reply": True})
-    assert SendRequest(**{**MESSAGE, "source": "+447700900999", "reply": True})
-    assert SendRequest(**{**MESSAGE, "source": "60777", "reply": True})
 
 
 def test_type_is_an_int_enum_on_the_wire() -> None:
@@ -101,6 +212,32 @@ def test_type_is_an_int_enum_on_the_wire() -> None:
     with pytest.raises(ValidationError) as caught:
         SendRequest(**MESSAGE, type=9)
     assert "type" in error_fields(caught.value)
+
+
+@pytest.mark.parametrize(
+    "value",
+    [" 1", "1 ", "\t1", "1\n", "01", "+1", "1.0", "\uff11", "-1", "4", "", " ", 1.0, True],
+)
+def test_type_numbers_follow_the_integer_rule_exactly(value: Any) -> None:
+    with pytest.raises(ValidationError, match="type") as caught:
+        SendRequest(**MESSAGE, type=value)
+    assert error_fields(caught.value) == {"type"}
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [
+        ("1", MessageType.WHATSAPP),
+        ("0", MessageType.SMS),
+        (3, MessageType.WHATSAPP_TEMPLATE),
+        ("whatsapp", MessageType.WHATSAPP),
+        ("WhatsApp Template", MessageType.WHATSAPP_TEMPLATE),
+        ("whatsapp-template", MessageType.WHATSAPP_TEMPLATE),
+        ("SMS", MessageType.SMS),
+    ],
+)
+def test_type_by_number_or_by_name(value: Any, expected: MessageType) -> None:
+    assert SendRequest(**MESSAGE, type=value).type is expected
 
 
 def test_none_fields_are_not_sent() -> None:
@@ -147,6 +284,9 @@ def test_window_wire_form_and_defaults() -> None:
         ({"from_": "09:00", "to": "17:00", "days": "0,1"}, "days: 0 is not a day number"),
         ({"from_": "09:00", "to": "17:00", "days": [8]}, "days: 8 is not a day number"),
         ({"from_": "09:00", "to": "17:00", "days": "Mon"}, "is not a day number"),
+        ({"from_": "09:00", "to": "17:00", "days": "\uff11,2"}, "days: .* is not a day number"),
+        ({"from_": "\uff10\uff19:00", "to": "17:00"}, "from: expected a time of day as HH:MM"),
+        ({"from_": "09:00", "to": "1\u0667:00"}, "to: expected a time of day as HH:MM"),
         ({"from_": "09:00", "to": "17:00", "days": "1,1"}, "given twice"),
         ({"from_": "09:00", "to": "17:00", "days": []}, "at least one day"),
     ],
@@ -333,6 +473,54 @@ def test_callback_payload() -> None:
     assert payload.extra_fields == {"Brand": "new field"}
     assert CallbackPayload.model_validate({"type": "keyword"}).wants_reply
     assert CallbackPayload.model_validate({"Type": "Revoked"}).type == "Revoked"
+
+
+@pytest.mark.parametrize(
+    ("metadata", "kept", "merged"),
+    [
+        pytest.param(
+            [{"campaign": "spring", "wave": 2}],
+            [{"campaign": "spring", "wave": 2}],
+            {"campaign": "spring", "wave": 2},
+            id="two-pairs",
+        ),
+        pytest.param([{}, {"a": 1}], [{}, {"a": 1}], {"a": 1}, id="empty-element"),
+        pytest.param(
+            [{"a": {"nested": [1]}}], [{"a": {"nested": [1]}}], {"a": {"nested": [1]}}, id="nested"
+        ),
+        pytest.param({"a": 1, "b": None}, [{"a": 1}, {"b": None}], {"a": 1, "b": None}, id="dict"),
+        pytest.param([], [], {}, id="empty"),
+    ],
+)
+def test_callback_metadata_of_other_shapes_is_kept_as_sent(
+    metadata: Any, kept: list[dict[str, Any]], merged: dict[str, Any]
+) -> None:
+    payload = CallbackPayload.model_validate({"Type": "Receipt", "MetaData": metadata})
+    assert payload.metadata == kept
+    assert payload.metadata_dict == merged
+
+
+@pytest.mark.parametrize("metadata", ["campaign=spring", 3, ["campaign=spring"], [{"a": 1}, 2]])
+def test_callback_metadata_that_is_not_pairs_is_an_error_naming_it(metadata: Any) -> None:
+    with pytest.raises(ValidationError, match="MetaData") as caught:
+        CallbackPayload.model_validate({"Type": "Receipt", "MetaData": metadata})
+    assert error_fields(caught.value) == {"metadata"}
+
+
+def test_keyword_without_a_keyword_field_is_read() -> None:
+    keyword = Keyword.model_validate({"Type": "survey", "Response": "Thanks", "id": 7})
+    assert keyword.keyword is None
+    assert (keyword.type, keyword.response) == ("survey", "Thanks")
+    assert keyword.extra_fields == {"id": 7}
+
+
+@pytest.mark.parametrize(
+    ("events", "expected"),
+    [(None, []), ([], []), (["All"], ["All"])],
+)
+def test_webhook_events_null_is_no_events(events: Any, expected: list[str]) -> None:
+    assert Webhook.model_validate({"name": "n", "events": events}).events == expected
+    assert Webhook.model_validate({"name": "n"}).events == []
 
 
 def test_webhook_url_from_key_or_payload() -> None:

@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import socket
 import threading
+import traceback
 from collections.abc import Callable, Iterator
 from datetime import UTC, datetime, timedelta
 from email.utils import format_datetime
@@ -195,6 +196,27 @@ async def test_ambiguous_send_failures_are_never_retried(
     assert "not sent again" in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("call", "ok"),
+    [*SENDS, *READS],
+)
+async def test_a_request_the_http_library_refuses_to_write_is_not_sent_nor_retried(
+    make_client: Callable[..., Any], call: Any, ok: Any
+) -> None:
+    # h11 raises LocalProtocolError before a byte is written; its text quotes the header.
+    secret = "SECRET-abc123"
+    failure = httpx.LocalProtocolError(f"Illegal header value b'Basic {secret}\\nX'")
+    script = Script(failure, ok())
+    with pytest.raises(sk.APIConnectionError) as caught:
+        await resolve(call(make_client(script)))
+    assert script.attempts == 1
+    error = caught.value
+    assert not isinstance(error, sk.OutcomeUnknownError)
+    assert "nothing was sent" in str(error) and "LocalProtocolError" in str(error)
+    shown = "".join(traceback.format_exception(error))
+    assert secret not in str(error) and secret not in repr(error) and secret not in shown
+
+
 @pytest.mark.parametrize("status", [429, 500, 502, 503, 504])
 async def test_sends_are_not_retried_on_error_statuses(
     make_client: Callable[..., Any], status: int
@@ -204,6 +226,45 @@ async def test_sends_are_not_retried_on_error_statuses(
         await resolve(do_send(make_client(script)))
     assert caught.value.status_code == status
     assert script.attempts == 1
+
+
+@pytest.mark.parametrize(("call", "ok"), SENDS)
+@pytest.mark.parametrize("status", [500, 502, 504])
+async def test_a_send_answered_500_502_or_504_has_an_unknown_outcome(
+    make_client: Callable[..., Any], call: Any, ok: Any, status: int
+) -> None:
+    script = Script(httpx.Response(status, text="upstream timed out"), ok())
+    with pytest.raises(sk.ServerOutcomeUnknownError) as caught:
+        await resolve(call(make_client(script)))
+    assert script.attempts == 1
+    error = caught.value
+    # Both: the outcome is unknown (never resent), and it is a server error with its status.
+    assert isinstance(error, sk.OutcomeUnknownError) and isinstance(error, sk.ServerError)
+    assert error.status_code == status and error.body == "upstream timed out"
+    assert error.cause is None and error.request is error.response.request
+    assert "not sent again" in str(error)
+
+
+@pytest.mark.parametrize(("call", "ok"), SENDS)
+async def test_a_send_answered_503_is_a_definite_failure(
+    make_client: Callable[..., Any], call: Any, ok: Any
+) -> None:
+    script = Script(httpx.Response(503, headers={"Retry-After": "0"}), ok())
+    with pytest.raises(sk.ServerError) as caught:
+        await resolve(call(make_client(script)))
+    assert script.attempts == 1
+    assert not isinstance(caught.value, sk.OutcomeUnknownError)
+
+
+@pytest.mark.parametrize("status", [500, 502, 504])
+async def test_a_read_answered_5xx_is_a_plain_server_error(
+    make_client: Callable[..., Any], status: int
+) -> None:
+    script = Script(*(httpx.Response(status) for _ in range(3)))
+    with pytest.raises(sk.ServerError) as caught:
+        await resolve(make_client(script).webhooks.list())
+    assert not isinstance(caught.value, sk.OutcomeUnknownError)
+    assert caught.value.status_code == status
 
 
 async def test_retry_after_longer_than_allowed_is_not_waited_for(

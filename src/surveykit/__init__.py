@@ -21,6 +21,7 @@ from surveykit.errors import (
     ResultsParseError,
     SendRejectedError,
     ServerError,
+    ServerOutcomeUnknownError,
     SurveykitError,
     UnexpectedResponseError,
 )
@@ -77,6 +78,7 @@ __all__ = [
     "Sandbox",
     "SendRejectedError",
     "ServerError",
+    "ServerOutcomeUnknownError",
     "SurveykitError",
     "SyncReport",
     "UnexpectedResponseError",

@@ -17,11 +17,18 @@ Everything derives from :class:`SurveykitError`::
     │   ├── ConflictError               409 (a keyword that exists, a slashtag in use)
     │   ├── RateLimitError              429
     │   ├── ServerError                 5xx
+    │   │   └── ServerOutcomeUnknownError   500, 502, 504 to a send (also an OutcomeUnknownError)
     │   └── UnexpectedResponseError     a success status with a body that cannot be read
     ├── ResultsParseError           results that cannot be read (format, record, byte offset)
     └── ImportStoppedError          import_frame stopped at a 404 (defined in surveykit.frames):
                                     .result has every row, .cause is the NotFoundError; it is
                                     not a NotFoundError, so catch it by name
+
+A 500, 502 or 504 in answer to a send (message, email, import, keyword, short link) may come
+after the platform acted on it, so its :class:`ServerOutcomeUnknownError` is both a
+:class:`ServerError` (status, body, response) and an :class:`OutcomeUnknownError` (never
+retried; check before resending). A 503 means the platform did not take the request
+(RFC 9110: "currently unable to handle the request"): a plain :class:`ServerError`.
 
 Error messages never contain the access token: requests are described by method and URL
 only, never by their headers.
@@ -52,6 +59,7 @@ __all__ = [
     "ResultsParseError",
     "SendRejectedError",
     "ServerError",
+    "ServerOutcomeUnknownError",
     "SurveykitError",
     "UnexpectedResponseError",
 ]
@@ -97,12 +105,20 @@ class OutcomeUnknownError(SurveykitError):
     """A non-idempotent request (a send) failed in a way that leaves its outcome unknown.
 
     The request may have reached the server and been acted on (for example a timeout after
-    the body was sent, or a connection reset before the response). surveykit never retries
-    it by itself: check the platform (or the sandbox journal) before sending again.
+    the body was sent, a connection reset before the response, or a gateway's 502 or 504:
+    see :class:`ServerOutcomeUnknownError`). surveykit never retries it by itself: check the
+    platform (or the sandbox journal) before sending again.
+
+    Attributes:
+        request: the :class:`httpx.Request` whose outcome is unknown.
+        cause: the transport error, or None when the server answered with an error status.
     """
 
+    request: httpx.Request | None
+    cause: BaseException | None
+
     def __init__(
-        self, message: str, *, request: httpx.Request | None = None, cause: BaseException
+        self, message: str, *, request: httpx.Request | None = None, cause: BaseException | None
     ) -> None:
         super().__init__(message)
         self.request = request
@@ -188,6 +204,30 @@ class RateLimitError(APIStatusError):
 
 class ServerError(APIStatusError):
     """5xx: the platform failed."""
+
+
+# The ignore: ``request`` is ``Request | None`` on OutcomeUnknownError and ``Request`` on
+# APIStatusError; here it is always the answered request, which satisfies both.
+class ServerOutcomeUnknownError(OutcomeUnknownError, ServerError):  # type: ignore[misc]
+    """500, 502 or 504 in answer to a send: it may have been acted on before the failure.
+
+    A gateway's 502 or 504 can come after it forwarded the request and the platform acted
+    on it; a 500 after the platform handed a message to routing. So this is an
+    :class:`OutcomeUnknownError` (never retried; check before resending; ``unknown`` in a
+    batch) and a :class:`ServerError` (``status_code``, ``body``, ``response``). Read-only
+    requests get a plain :class:`ServerError` after their retries.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        response: httpx.Response,
+        body: Any = None,
+        problem: ProblemDetails | None = None,
+    ) -> None:
+        ServerError.__init__(self, message, response=response, body=body, problem=problem)
+        self.cause = None
 
 
 class UnexpectedResponseError(APIStatusError):

@@ -9,7 +9,15 @@ from collections.abc import Awaitable
 from typing import assert_type
 
 import surveykit as sk
-from surveykit.models import ImportResult, Keyword, LookupResponse, SendResponse, Webhook
+from surveykit.models import (
+    ImportResult,
+    Keyword,
+    LookupResponse,
+    ResultsRequest,
+    SendResponse,
+    UrlListRequest,
+    Webhook,
+)
 
 
 def sync_types(client: sk.Client) -> None:
@@ -24,6 +32,8 @@ def sync_types(client: sk.Client) -> None:
     assert_type(client.surveys.get_results("S", format="CSV"), str)
     assert_type(client.tinyurl.register("https://example.org"), str)
     assert_type(client.tinyurl.register_list(["https://example.org"]), list[str])
+    assert_type(client.surveys.get_results(ResultsRequest(survey_reference="S")), str)
+    assert_type(client.tinyurl.register_list(UrlListRequest(urls=[])), list[str])
     assert_type(client.webhooks.list(), list[Webhook])
     client.messages.send(destinaton="447700900123")  # type: ignore[call-arg]
 

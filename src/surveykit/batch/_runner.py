@@ -93,9 +93,10 @@ def classify(result: Any, *, test: bool) -> tuple[str, dict[str, Any]]:
             return "invalid", error
         return "rejected", error
     if isinstance(result, APIStatusError):
-        # 502 and 503 come from a proxy or an overloaded platform before the send is taken;
-        # a 500 or 504 may come after the platform acted on it.
-        if result.status_code < 500 or result.status_code in (502, 503):
+        # A 503 means the platform did not take the send; any other 5xx may come after it
+        # acted on it (the client raises ServerOutcomeUnknownError, caught above, for 500,
+        # 502 and 504).
+        if result.status_code < 500 or result.status_code == 503:
             return "failed", error
         return "unknown", error
     if isinstance(result, APIConnectionError):

@@ -34,7 +34,13 @@ from surveykit.client._config import (
     check_transport_security,
     resolve,
 )
-from surveykit.client._retry import NEVER_SENT, RetryPolicy, parse_retry_after
+from surveykit.client._retry import (
+    NEVER_SENT,
+    NOT_SENDABLE,
+    OUTCOME_UNKNOWN_STATUSES,
+    RetryPolicy,
+    parse_retry_after,
+)
 from surveykit.errors import (
     APIConnectionError,
     APIStatusError,
@@ -48,6 +54,7 @@ from surveykit.errors import (
     RateLimitError,
     SendRejectedError,
     ServerError,
+    ServerOutcomeUnknownError,
     UnexpectedResponseError,
     describe_request,
 )
@@ -365,6 +372,14 @@ def status_error(request: APIRequest[Any], response: httpx.Response) -> APIStatu
             problem=problem,
             retry_after=parse_retry_after(response.headers.get("Retry-After")),
         )
+    if status in OUTCOME_UNKNOWN_STATUSES and not request.idempotent:
+        return ServerOutcomeUnknownError(
+            f"{message}; the request may have been acted on before the failure; it was not "
+            "sent again. Check before resending.",
+            response=response,
+            body=body,
+            problem=problem,
+        )
     cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else APIStatusError)
     return cls(message, response=response, body=body, problem=problem)
 
@@ -477,7 +492,11 @@ class BaseClient:
                 )
                 delay = self._retry.delay_after_error(outcome, attempt, idempotent=spec.idempotent)
                 if delay is None:
-                    raise self._transport_error(spec, request, outcome) from outcome
+                    error = self._transport_error(spec, request, outcome)
+                    if isinstance(outcome, NOT_SENDABLE):
+                        # Its text may quote a header value, and headers carry the token.
+                        raise error from None
+                    raise error from outcome
                 yield Sleep(delay, f"{type(outcome).__name__}")
                 continue
             assert isinstance(outcome, httpx.Response)
@@ -506,6 +525,15 @@ class BaseClient:
         self, spec: APIRequest[Any], request: httpx.Request, exc: Exception
     ) -> Exception:
         where = describe_request(request)
+        if isinstance(exc, NOT_SENDABLE):
+            # Raised while the request was being written out, before anything reached the
+            # wire. Its text is not quoted: it may contain a header value (the token).
+            return APIConnectionError(
+                f"{where}: nothing was sent: the HTTP library refused to write the request "
+                f"({type(exc).__name__}: an illegal header value or request line; the "
+                "details are withheld because headers may carry credentials)",
+                request=request,
+            )
         if isinstance(exc, NEVER_SENT):
             return APIConnectionError(f"{where}: could not connect: {exc}", request=request)
         if not spec.idempotent:

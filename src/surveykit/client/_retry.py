@@ -13,7 +13,16 @@ import httpx
 # a connection (refused, DNS, TLS handshake, connect timeout, no free pooled connection).
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 
+# Failures where the HTTP library refused to write the request (an illegal header value or
+# request line): nothing went on the wire, and sending it again would fail the same way.
+NOT_SENDABLE = (httpx.LocalProtocolError,)
+
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
+
+# Error statuses after which a send may have been acted on: a 500 can come after the
+# platform handed the message on, a gateway's 502 or 504 after it forwarded the request. A
+# 503 is "unable to handle the request" (RFC 9110 section 15.6.4): it was not taken.
+OUTCOME_UNKNOWN_STATUSES = frozenset({500, 502, 504})
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -41,7 +50,8 @@ class RetryPolicy:
     Idempotent requests (GET, DELETE, GetResults) are retried on connection errors,
     timeouts, 429, 502, 503 and 504. Sends (Message, SendEmail, Import, Keyword create and
     update, TinyUrl) are retried only when the request provably never reached the server;
-    see :data:`NEVER_SENT`.
+    see :data:`NEVER_SENT`. A request the HTTP library refuses to write (an illegal header
+    value, :data:`NOT_SENDABLE`) is never retried: it would fail the same way again.
 
     Attributes:
         max_retries: retries after the first attempt (0 disables retrying).
@@ -69,7 +79,7 @@ class RetryPolicy:
 
     def delay_after_error(self, exc: Exception, attempt: int, *, idempotent: bool) -> float | None:
         """Seconds to wait before retrying after a transport error, or None to give up."""
-        if attempt > self.max_retries:
+        if attempt > self.max_retries or isinstance(exc, NOT_SENDABLE):
             return None
         if isinstance(exc, NEVER_SENT):
             return self.backoff(attempt)

@@ -20,7 +20,9 @@ from typing import Annotated, Any, ClassVar, TypeVar
 from pydantic import AfterValidator, BaseModel, BeforeValidator, ConfigDict, model_validator
 from pydantic.alias_generators import to_camel
 
-_INT_RE = re.compile(r"^-?(?:0|[1-9]\d*)$")
+# ``[0-9]``, not ``\d``: ``\d`` matches any Unicode digit, and int("１２") is 12.
+INT_STRING = re.compile(r"^-?(?:0|[1-9][0-9]*)$")
+"""The reference's integer-as-string rule; match with ``fullmatch``, never after stripping."""
 
 
 def _wire_int(value: Any) -> Any:
@@ -31,7 +33,7 @@ def _wire_int(value: Any) -> Any:
     if isinstance(value, int):
         return value
     if isinstance(value, str):
-        if _INT_RE.fullmatch(value):
+        if INT_STRING.fullmatch(value):
             return int(value)
         raise ValueError(
             f"expected an integer or a string matching -?(0|[1-9][0-9]*), got {value!r}"

@@ -50,6 +50,26 @@ def metadata_list(value: Any, field: str = "MetaData") -> list[dict[str, MetaDat
     return items
 
 
+def _received_metadata(value: Any) -> list[dict[str, Any]] | None:
+    """Read MetaData as the platform sent it, tolerantly.
+
+    The reference shows one name/value pair per element; an element with none or several
+    pairs, or a value of any type, is kept as sent rather than refused (refusing a callback
+    makes the platform send it again). An object becomes one-pair elements. Only what is
+    not name/value pairs at all (a string, a number, a list holding one) is an error.
+    """
+    if value is None:
+        return None
+    if isinstance(value, dict):
+        return [{key: item} for key, item in value.items()]
+    if not isinstance(value, list | tuple):
+        raise ValueError(f"MetaData: expected name/value pairs, got {value!r}")
+    for position, item in enumerate(value):
+        if not isinstance(item, dict):
+            raise ValueError(f"MetaData[{position}]: expected an object of name/value pairs")
+    return [dict(item) for item in value]
+
+
 class CallbackMethod(StrEnum):
     """HTTP method of a callback; POST (JSON body) is the platform's default."""
 
@@ -172,11 +192,11 @@ class CallbackPayload(ResponseModel):
     @field_validator("metadata", mode="before")
     @classmethod
     def _metadata(cls, value: Any) -> Any:
-        return metadata_list(value)
+        return _received_metadata(value)
 
     @property
     def metadata_dict(self) -> dict[str, Any]:
-        """MetaData as one dict (later pairs win when a name repeats)."""
+        """MetaData as one dict: every pair of every element; later pairs win on a repeat."""
         merged: dict[str, Any] = {}
         for pair in self.metadata or []:
             merged.update(pair)

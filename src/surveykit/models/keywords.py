@@ -24,9 +24,13 @@ class KeywordRequest(RequestModel):
 
 
 class Keyword(ResponseModel):
-    """A keyword registered on the account, as the platform lists it."""
+    """A keyword registered on the account, as the platform lists it.
 
-    keyword: str
+    The reference does not show the shape of keyword answers, so every field is optional:
+    an item without ``keyword`` is still read (``keyword`` is None, its other fields kept).
+    """
+
+    keyword: str | None = None
     type: str | None = None
     response: str | None = None
     finish_date: datetime | None = None

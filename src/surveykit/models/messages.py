@@ -16,6 +16,7 @@ from pydantic import (
 )
 
 from surveykit.models._base import (
+    INT_STRING,
     AwareDatetime,
     RequestModel,
     ResponseModel,
@@ -23,14 +24,17 @@ from surveykit.models._base import (
     tolerant,
 )
 
-E164_DIGITS = re.compile(r"^[1-9]\d{1,14}$")
-"""The reference's destination and lookup number rule: E.164 digits, no ``+``."""
+# The reference writes ``^[1-9]\d{1,14}$``; ``\d`` is spelled ``[0-9]`` here because Python's
+# ``re`` and pydantic's regex engine read ``\d`` as any Unicode digit ("４４７７…", "٤٤٧٧…"),
+# which the platform would not take and which would go out URL-encoded in a lookup path.
+E164_DIGITS = re.compile(r"^[1-9][0-9]{1,14}$")
+"""The reference's destination and lookup number rule: E.164 digits (ASCII), no ``+``."""
 
-E164Digits = Annotated[str, StringConstraints(pattern=r"^[1-9]\d{1,14}$")]
-"""A telephone number as the platform takes it: country code and number, digits only."""
+E164Digits = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{1,14}$")]
+"""A telephone number as the platform takes it: country code and number, ASCII digits only."""
 
 BRANDED_SOURCE_MAX = 11
-_NUMBER_SOURCE = re.compile(r"^\+?\d+$")
+_NUMBER_SOURCE = re.compile(r"^\+?[0-9]+$")
 
 
 class MessageType(IntEnum):
@@ -43,20 +47,30 @@ class MessageType(IntEnum):
 
     @classmethod
     def parse(cls, value: Any) -> MessageType:
-        """Read a type from an int, an int string, or a name in any case (``"whatsapp"``)."""
+        """Read a type from an int, an int string, or a name in any case (``"whatsapp"``).
+
+        A number written as a string follows the reference's integer rule exactly
+        (``"1"``; not ``" 1"``, ``"01"`` or ``"1.0"``). A name ignores case and the
+        separators ``_``, ``-`` and space (``"WhatsApp Template"``).
+        """
         if isinstance(value, cls):
             return value
         if isinstance(value, bool):
             raise ValueError("type: expected a message type, got a boolean")
+        number: int | None = None
         if isinstance(value, int):
-            return cls(value)
-        if isinstance(value, str):
-            key = value.strip().lower().replace("_", "").replace("-", "").replace(" ", "")
+            number = value
+        elif isinstance(value, str) and INT_STRING.fullmatch(value):
+            number = int(value)
+        elif isinstance(value, str):
+            key = value.lower().replace("_", "").replace("-", "").replace(" ", "")
             for member in cls:
-                if key in (member.name.lower().replace("_", ""), str(member.value)):
+                if key and key == member.name.lower().replace("_", ""):
                     return member
+        if number is not None and number in cls._value2member_map_:
+            return cls(number)
         names = ", ".join(f"{m.name.lower()}={m.value}" for m in cls)
-        raise ValueError(f"unknown message type {value!r}; expected one of {names}")
+        raise ValueError(f"type: unknown message type {value!r}; expected one of {names}")
 
 
 class SendStatus(StrEnum):
@@ -83,7 +97,10 @@ class LookupStatus(StrEnum):
     ERROR = "Error"
 
 
-_HHMM = re.compile(r"^([01]\d|2[0-3]):([0-5]\d)$")
+_HHMM = re.compile(r"^([01][0-9]|2[0-3]):([0-5][0-9])$")
+
+
+_DAY = re.compile(r"[0-9]+")
 
 
 def _parse_hhmm(value: Any, field: str) -> time:
@@ -135,7 +152,7 @@ class Window(RequestModel):
         days: list[int] = []
         for item in items:
             if isinstance(item, bool) or not (
-                isinstance(item, int) or (isinstance(item, str) and item.isdigit())
+                isinstance(item, int) or (isinstance(item, str) and _DAY.fullmatch(item))
             ):
                 raise ValueError(f"days: {item!r} is not a day number (1=Monday .. 7=Sunday)")
             day = int(item)

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from pydantic import Field
+from typing import Any
+
+from pydantic import Field, field_validator
 
 from surveykit.models._base import ResponseModel, WireInt
 
@@ -27,6 +29,12 @@ class Webhook(ResponseModel):
     total_timeout: WireInt | None = None
     retries: WireInt | None = None
     status: WireInt | None = None
+
+    @field_validator("events", mode="before")
+    @classmethod
+    def _no_events(cls, value: Any) -> Any:
+        # The reference shows a list; a server may send null for "none".
+        return [] if value is None else value
 
     @property
     def url(self) -> str | None:

@@ -27,7 +27,10 @@ def _echo(sent: KeywordRequest) -> Any:
     def parse(response: httpx.Response) -> Keyword:
         body = read_json(response) if response.content.strip() else None
         if isinstance(body, dict) and any(str(key).lower() == "keyword" for key in body):
-            return Keyword.model_validate(body)
+            echoed = Keyword.model_validate(body)
+            if echoed.keyword is None:
+                echoed.keyword = sent.keyword
+            return echoed
         return Keyword.model_validate(sent.model_dump())
 
     return parse

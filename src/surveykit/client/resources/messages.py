@@ -151,7 +151,7 @@ class Messages(Resource[M]):
         if not isinstance(number, str) or not E164_DIGITS.fullmatch(number):
             raise ValueError(
                 f"number: expected E.164 digits without '+' or leading zeros "
-                f"(pattern ^[1-9]\\d{{1,14}}$), got {number!r}"
+                f"(ASCII digits, pattern ^[1-9][0-9]{{1,14}}$), got {number!r}"
             )
         return APIRequest(
             "GET", f"/v3.2/Message/Lookup/{number}", parse_model(LookupResponse), idempotent=True

@@ -41,12 +41,18 @@ def _results_request(
             "since": since,
             "sort_order": sort_order,
         },
-    ).to_wire()
+    )
+    return _results_body_request(parse, body, stream=stream)
+
+
+def _results_body_request(
+    parse: Callable[[httpx.Response], T], body: ResultsRequest, *, stream: bool = False
+) -> APIRequest[T]:
     return APIRequest(
         "POST",
         "/v3.2/Survey/GetResults",
         parse,
-        json=body,
+        json=body.to_wire(),
         idempotent=True,
         accept="*/*",
         stream=stream,
@@ -59,7 +65,7 @@ class Surveys(Resource[M]):
     @endpoint
     def get_results(
         self,
-        survey_reference: str = "*",
+        survey_reference: str | ResultsRequest | Mapping[str, Any] = "*",
         format: ResultsFormat | str = "JSON",
         header: bool | None = True,
         since: datetime | None = None,
@@ -70,8 +76,23 @@ class Surveys(Resource[M]):
         ``survey_reference="*"`` means all surveys; ``since`` (timezone-aware) keeps only
         newer results; ``sort_order`` keeps respondents who completed at least that many
         questions. Read-only, so retried on timeouts and 429/502/503/504.
+
+        The first argument may also be a :class:`~surveykit.models.ResultsRequest` (or a
+        dict of its fields), sent as built. Arguments given with it override its fields:
+        ``since`` and ``sort_order`` when not None, ``format`` and ``header`` when they
+        differ from their defaults (``"JSON"``, ``True``).
+
+        Example:
+            >>> client.surveys.get_results(ResultsRequest(survey_reference="NPS", format="CSV"))
         """
-        return _results_request(_text, survey_reference, format, header, since, sort_order)
+        if isinstance(survey_reference, str):
+            return _results_request(_text, survey_reference, format, header, since, sort_order)
+        overrides: dict[str, Any] = {"since": since, "sort_order": sort_order}
+        if format != "JSON":
+            overrides["format"] = format
+        if header is not True:
+            overrides["header"] = header
+        return _results_body_request(_text, model_from(ResultsRequest, survey_reference, overrides))
 
     @endpoint
     def results(

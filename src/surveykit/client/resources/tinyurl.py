@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import httpx
 
-from surveykit.client._base import APIRequest, M, Resource, endpoint, unwrap_list
+from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from, unwrap_list
 from surveykit.errors import UnexpectedResponseError, describe_request
 from surveykit.models import UrlListRequest, UrlRequest
 
@@ -105,16 +105,33 @@ class TinyUrl(Resource[M]):
     @endpoint
     def register_list(
         self,
-        urls: Sequence[str | UrlRequest],
+        urls: Sequence[str | UrlRequest] | UrlListRequest | Mapping[str, Any],
         *,
         tiny_domain: str | None = None,
         reuse: bool | None = None,
     ) -> APIRequest[list[str]]:
-        """Shorten several URLs in one request; the links come back in the same order."""
+        """Shorten several URLs in one request; the links come back in the same order.
+
+        ``urls`` is a list of URLs (strings, to which ``tiny_domain`` and ``reuse`` apply,
+        or :class:`~surveykit.models.UrlRequest` objects, sent as built), or a whole
+        :class:`~surveykit.models.UrlListRequest` (or a dict of its fields), sent as built.
+
+        Example:
+            >>> client.tinyurl.register_list(["https://example.org/a", "https://example.org/b"])
+        """
         if isinstance(urls, str):
             raise TypeError("urls: expected a list of URLs, got one string")
-        items = [_url(item, tiny_domain, reuse) for item in urls]
-        body = UrlListRequest(urls=items)
-        return APIRequest(
-            "POST", "/v3.2/TinyUrl/RegisterList", _many(len(items)), json=body.to_wire()
-        )
+        if isinstance(urls, UrlListRequest | Mapping):
+            if tiny_domain is not None or reuse is not None:
+                # Its items are UrlRequests, which carry their own settings; dropping the
+                # arguments silently would surprise.
+                raise TypeError(
+                    "tiny_domain, reuse: set them on the UrlRequest items of a UrlListRequest"
+                )
+            body = model_from(UrlListRequest, urls, {})
+            count = len(body.urls or []) + len(body.url_list or [])
+        else:
+            items = [_url(item, tiny_domain, reuse) for item in urls]
+            body = UrlListRequest(urls=items)
+            count = len(items)
+        return APIRequest("POST", "/v3.2/TinyUrl/RegisterList", _many(count), json=body.to_wire())
