@@ -78,7 +78,7 @@ def journal_entries(
     state: SandboxState, kind: str | None = None, path: str | None = None, after: int = 0
 ) -> list[dict[str, Any]]:
     """Journal entries as JSON, filtered by kind, path (exact) and sequence number."""
-    with state.lock:
+    with state.transaction():
         return [
             entry.to_json()
             for entry in state.journal
@@ -110,7 +110,7 @@ async def events(request: Request) -> Response:
     q = request.query_params
     after, kind = int(q.get("after", "0")), q.get("type")
     state = _state(request)
-    with state.lock:
+    with state.transaction():
         out = [
             {"seq": e.seq, "callbackUrls": e.callback_urls, "delivered": e.delivered, **e.payload()}
             for e in state.events

@@ -25,6 +25,7 @@ from surveykit.sandbox._records import (
 )
 from surveykit.sandbox._state import DEFAULT_START, Fault, SandboxState, callback_target
 from surveykit.sandbox._store import MemoryStore, SQLiteStore
+from surveykit.sandbox._ticker import RealtimeTicker
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -50,7 +51,9 @@ class Sandbox:
         db: a SQLite file to keep the state in (it survives a restart); memory when None.
         sample_data: start with the sample account data (False: email routes only).
         start: where the clock starts (default Monday 2026-03-02 09:00 UTC).
-        realtime: let the clock also move with real time (default: only ``advance``).
+        realtime: let the clock also move with real time (default: only ``advance``);
+            what falls due then happens by itself (a background thread) and before every
+            operation and read.
         base_url: the address the app is known by (short links on its own host use the
             address of each request instead).
 
@@ -83,6 +86,12 @@ class Sandbox:
         self._delivery = CallbackDelivery(self._state)
         self._state.event_sink = self._delivery.submit
         self.app.sandbox_delivery = self._delivery
+        self._ticker: RealtimeTicker | None = None
+        if realtime:
+            self._ticker = RealtimeTicker(self._state)
+            self._state.due_sink = self._ticker.wake
+            if self._state.next_due() is not None:  # held sends restored from ``db``
+                self._ticker.wake()
         self.base_url = base_url
         """Where clients reach the app (in-process: ``http://sandbox.localhost``)."""
         self.seed = seed
@@ -147,7 +156,7 @@ class Sandbox:
             path: only requests to this path (``/v3.2/Message``).
             after: only entries with a larger sequence number.
         """
-        with self._state.lock:
+        with self._state.transaction():
             return [
                 entry
                 for entry in self._state.journal
@@ -168,7 +177,7 @@ class Sandbox:
 
     def messages(self, *, channel: str | None = None) -> list[MessageRecord]:
         """Every message and email accepted, by MessageID (``channel="Email"`` for email)."""
-        with self._state.lock:
+        with self._state.transaction():
             return [
                 m for m in self._state.messages.values() if channel is None or m.channel == channel
             ]
@@ -178,7 +187,7 @@ class Sandbox:
 
         ``event.payload()`` is the callback body the platform would send.
         """
-        with self._state.lock:
+        with self._state.transaction():
             return [e for e in self._state.events if type is None or e.type == type]
 
     def inject_fault(
@@ -413,10 +422,12 @@ class Sandbox:
         return survey
 
     def close(self) -> None:
-        """Stop the callback delivery thread, write what is pending, close the SQLite file.
+        """Stop the background threads, write what is pending, close the SQLite file.
 
         Events not yet delivered stay undelivered (``event.delivered`` is False).
         """
+        if self._ticker is not None:
+            self._ticker.close()
         self._delivery.close()
         with self._state.lock:
             self._state.store.close()
