@@ -16,6 +16,7 @@ import surveykit as sk
 from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit.client import AsyncClient, Client
 from surveykit.results import read_results
+from surveykit.sandbox.generator import generate_results_frame
 
 SOURCE = "447700900100"
 MOBILE = "447700900123"
@@ -171,6 +172,75 @@ def test_state_survives_a_restart_with_db(tmp_path: Path) -> None:
         response = httpx.get(second.base_url + httpx.URL(link).path)
         assert response.status_code == 302
         assert response.headers["location"] == "https://example.org/restart"
+
+
+def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None:
+    added = control(served, "POST", "/_sandbox/surveys/generate",
+                    json={"reference": "GEN-HTTP", "rows": 2_500, "questions": 3, "seed": 5})
+    assert added == {"reference": "GEN-HTTP", "surveyId": 9001, "rows": 2_500, "questions": 3,
+                     "seed": 5, "nasty": False}
+    table = http.surveys.results("GEN-HTTP")
+    expected = generate_results_frame(2_500, seed=5, questions=3, nasty=False)
+    assert len(table) == 2_500
+    assert list(table["respondentId"]) == list(expected["respondentId"])
+    assert set(table["surveyReference"]) == {"GEN-HTTP"}
+    assert [c for c in table.columns if c.startswith("Q")] == ["Q1", "Q2", "Q3"]
+    # The sandbox's seed is the default, as for Sandbox.add_generated_survey.
+    seeded = control(served, "POST", "/_sandbox/surveys/generate",
+                     json={"reference": "GEN-SEEDED", "rows": 0, "surveyId": 9002})
+    assert (seeded["seed"], seeded["surveyId"]) == (0, 9002)
+    assert len(http.surveys.results("GEN-SEEDED")) == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param({"rows": 10}, "reference", id="reference-missing"),
+        pytest.param({"reference": " ", "rows": 10}, "reference", id="reference-blank"),
+        pytest.param({"reference": "G"}, "rows", id="rows-missing"),
+        pytest.param({"reference": "G", "rows": -1}, "rows", id="rows-negative"),
+        pytest.param({"reference": "G", "rows": "many"}, "rows", id="rows-text"),
+        pytest.param({"reference": "G", "rows": True}, "rows", id="rows-bool"),
+        pytest.param({"reference": "G", "rows": 1, "questions": 0}, "questions", id="questions"),
+        pytest.param({"reference": "G", "rows": 1, "seed": 1.5}, "seed", id="seed"),
+        pytest.param({"reference": "G", "rows": 1, "nasty": "yes"}, "nasty", id="nasty"),
+        pytest.param({"reference": "G", "rows": 1, "surveyId": 0}, "surveyId", id="survey-id"),
+        pytest.param({"reference": "G", "rows": 1, "colour": "red"}, "colour", id="unknown"),
+    ],
+)
+def test_generate_refuses_bad_fields_naming_them(served: ServedSandbox, body: dict[str, Any],
+                                                 field: str) -> None:
+    response = httpx.post(served.base_url + "/_sandbox/surveys/generate", json=body, timeout=30,
+                          headers={"Authorization": f"Basic {served.token}"})
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert field in detail
+    if field != "colour":
+        assert detail.startswith(f"{field}:")
+    # Nothing was added.
+    with Client(served.base_url, served.token) as c, pytest.raises(sk.NotFoundError):
+        c.surveys.get_results("G")
+
+
+def test_cli_generate_adds_surveys() -> None:
+    with serve_sandbox("--no-sample-data", "--generate", "GEN-CLI:1200",
+                       "--generate", "GEN:TWO:30") as server, \
+            Client(server.base_url, server.token) as c:
+        assert len(c.surveys.results("GEN-CLI")) == 1_200
+        everything = c.surveys.results("*")  # by survey id: 9001, then 9002
+        assert list(everything["surveyReference"].drop_duplicates()) == ["GEN-CLI", "GEN:TWO"]
+        assert (everything["surveyReference"] == "GEN:TWO").sum() == 30
+
+
+@pytest.mark.parametrize("spec", ["GEN-CLI", "GEN-CLI:", ":10", "GEN-CLI:-5", "GEN-CLI:ten"])
+def test_cli_refuses_a_bad_generate_spec(spec: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "surveykit.cli", "sandbox", "serve", "--port", "0",
+         "--generate", spec],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2
+    assert "--generate" in done.stderr and "REF:ROWS" in done.stderr
 
 
 def test_cli_refuses_a_port_in_use(served: ServedSandbox) -> None:

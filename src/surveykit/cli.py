@@ -27,6 +27,8 @@ app.add_typer(sandbox_app, name="sandbox")
 
 DEFAULT_PORT = 8765
 """The sandbox's port unless told; ``--port 0`` picks a free one."""
+GENERATED_SURVEY_ID = 9001
+"""The survey id of the first ``--generate`` survey; the next ones count up."""
 
 
 @sandbox_app.command("serve")
@@ -53,6 +55,14 @@ def sandbox_serve(
     callback_method: Annotated[
         str, typer.Option(help="POST (JSON body) or GET (query string).")
     ] = "POST",
+    generate: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="REF:ROWS",
+            help="Add a generated benchmark survey of ROWS respondents under the reference "
+            "REF (survey ids 9001, 9002... in order); repeat the option for more.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the sandbox over HTTP (uvicorn) until interrupted.
 
@@ -60,6 +70,11 @@ def sandbox_serve(
     (``restricted_token=<token>`` follows, for the account without email roles).
     With ``--callback-url`` the account callback is set, so events are delivered there.
     """
+    try:
+        generated = [_generated_spec(value) for value in generate or []]
+    except ValueError as exc:
+        typer.echo(f"surveykit: --generate: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     import uvicorn
 
     from surveykit._net import bind, url_of
@@ -85,6 +100,8 @@ def sandbox_serve(
         typer.echo(
             f"surveykit: warning: serving on {host}, reachable from other machines", err=True
         )
+    for number, (reference, rows) in enumerate(generated):
+        sandbox.add_generated_survey(reference, rows, survey_id=GENERATED_SURVEY_ID + number)
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"
@@ -96,6 +113,15 @@ def sandbox_serve(
         server.run(sockets=[sock])
     finally:
         sandbox.close()
+
+
+def _generated_spec(value: str) -> tuple[str, int]:
+    """``REF:ROWS`` as a reference and a row count (the reference may hold colons)."""
+    reference, sep, rows = value.rpartition(":")
+    rows = rows.strip()
+    if not sep or not reference.strip() or not (rows.isascii() and rows.isdigit()):
+        raise ValueError(f"expected REF:ROWS (a survey reference and a row count), got {value!r}")
+    return reference.strip(), int(rows)
 
 
 def _register_commands() -> None:

@@ -12,14 +12,13 @@ from urllib.parse import urlsplit
 
 from surveykit.models import CallbackSettings
 from surveykit.sandbox._app import SandboxApp
+from surveykit.sandbox._data import GENERATED_SURVEY_ID, generated_survey
 from surveykit.sandbox._delivery import CallbackDelivery
 from surveykit.sandbox._records import (
     CallbackTarget,
     Event,
-    ImportField,
     JournalEntry,
     MessageRecord,
-    Question,
     ShortLink,
     Survey,
 )
@@ -32,8 +31,6 @@ if TYPE_CHECKING:
 
 IN_PROCESS_URL = "http://sandbox.localhost"
 """The base URL of an in-process sandbox (``.localhost`` counts as loopback)."""
-
-_GENERATED_KINDS = ("nps", "choice", "choice", "text")
 
 
 class Sandbox:
@@ -382,8 +379,7 @@ class Sandbox:
 
     def add_survey(self, survey: Survey) -> None:
         """Add (or replace) a survey and its import definition."""
-        with self._state.transaction():
-            self._state._put_survey(survey)
+        self._state.put_survey(survey)
 
     def add_generated_survey(
         self,
@@ -393,30 +389,33 @@ class Sandbox:
         questions: int = 10,
         seed: int | None = None,
         nasty: bool = False,
-        survey_id: int = 9001,
+        survey_id: int = GENERATED_SURVEY_ID,
     ) -> Survey:
         """Add a survey of ``rows`` generated respondents, for benchmarks.
 
         Its results are drawn chunk by chunk from :mod:`surveykit.sandbox.generator` when
-        GetResults asks for them, so millions of rows cost no memory here.
+        GetResults asks for them, so millions of rows cost no memory here. Over HTTP:
+        ``POST /_sandbox/surveys/generate``; served: ``--generate REF:ROWS``.
+
+        Args:
+            reference: the survey reference (it replaces the definition of a survey of
+                that reference; respondents already imported to it stay).
+            rows: how many respondents (0 or more).
+            questions: how many questions, ``Q1``..``Qn`` (1 or more).
+            seed: the generator's seed (default: the sandbox's).
+            nasty: add the hostile values (emoji, delimiters, line breaks in answers...).
+            survey_id: the survey's id.
+
+        Raises:
+            ValueError: naming the field, for a value out of range or of the wrong type.
         """
-        survey = Survey(
-            reference=reference,
+        survey = generated_survey(
+            reference,
+            rows,
+            questions=questions,
+            seed=self.seed if seed is None else seed,
+            nasty=nasty,
             survey_id=survey_id,
-            name=f"Generated survey {reference}",
-            channel="SMS",
-            questions=[
-                Question(key=f"Q{i}", text=f"Question {i}", kind=_GENERATED_KINDS[(i - 1) % 4])
-                for i in range(1, questions + 1)
-            ],
-            import_fields=[
-                ImportField("firstName", required=True),
-                ImportField("lastName"),
-                ImportField("mobileNumber", kind="phone", required=True),
-            ],
-            generated_rows=rows,
-            generated_seed=self.seed if seed is None else seed,
-            generated_nasty=nasty,
         )
         self.add_survey(survey)
         return survey

@@ -389,6 +389,11 @@ class SandboxState:
             return  # the memory store keeps nothing: don't build the JSON form at all
         self.store.put(kind, key, value.to_json() if isinstance(value, Record) else value)
 
+    def put_survey(self, survey: Survey) -> None:
+        """Add (or replace) a survey and its import definition."""
+        with self.transaction():
+            self._put_survey(survey)
+
     def _put_survey(self, survey: Survey) -> None:
         self.surveys[survey.reference.lower()] = survey
         self.by_survey.setdefault(survey.reference.lower(), [])
