@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pandas as pd
 import pytest
 
 import surveykit as sk
@@ -140,6 +141,44 @@ def test_simulated_stop_over_http(http: Client, served: ServedSandbox) -> None:
     assert event["Type"] == "Stop"
     with pytest.raises(sk.SendRejectedError):
         http.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
+
+
+def test_simulated_answers_over_http(http: Client, served: ServedSandbox) -> None:
+    # Respondent 12025550178 of NPS-WA-Q1-2026 was invited and has answered nothing.
+    given = control(served, "POST", "/_sandbox/simulate/answers",
+                    json={"surveyReference": "NPS-WA-Q1-2026", "respondent": "12025550178",
+                          "answers": {"Q1": 9, "Q2": "Quick, and the staff were kind"}})
+    table = http.surveys.results("NPS-WA-Q1-2026")
+    row = table.set_index("respondentId").loc[given["respondentId"]]
+    assert (row["mobileNumber"], row["Q1"], row["Q2"]) == (
+        "12025550178", 9, "Quick, and the staff were kind")
+    assert pd.isna(row["Q3"]) and pd.isna(row["completed"]) and row["sortOrder"] == 2
+    # No respondent, no answers: the first who has not completed answers every open question.
+    drawn = control(served, "POST", "/_sandbox/simulate/answers",
+                    json={"surveyReference": "NPS-WA-Q1-2026"})
+    table = http.surveys.results("NPS-WA-Q1-2026")
+    row = table.set_index("respondentId").loc[drawn["respondentId"]]
+    assert pd.notna(row["completed"]) and row["sortOrder"] == 3
+    refused = httpx.post(served.base_url + "/_sandbox/simulate/answers", timeout=30,
+                         headers={"Authorization": f"Basic {served.token}"},
+                         json={"surveyReference": "NPS-WA-Q1-2026", "answers": {"Q9": "x"}})
+    assert refused.status_code == 400 and "Q9" in refused.json()["detail"]
+
+
+def test_simulated_click_over_http(http: Client, served: ServedSandbox) -> None:
+    link = http.tinyurl.register("https://example.org/survey/nps")
+    sent = http.messages.send(destination=MOBILE, source=SOURCE, reply=False,
+                              message=f"Tell us how we did: {link}")
+    clicked = control(served, "POST", "/_sandbox/simulate/click",
+                      json={"url": link, "by": MOBILE})
+    assert clicked == {"fullUrl": "https://example.org/survey/nps", "clicks": 1}
+    (event,) = control(served, "GET", "/_sandbox/events", params={"type": "Click"})
+    assert (event["MessageID"], event["Destination"], event["Source"], event["Message"]) == (
+        sent.message_id, MOBILE, link, "https://example.org/survey/nps")
+    unknown = httpx.post(served.base_url + "/_sandbox/simulate/click", timeout=30,
+                         headers={"Authorization": f"Basic {served.token}"},
+                         json={"url": served.base_url + "/NoSuchLink"})
+    assert unknown.status_code == 404 and "NoSuchLink" in unknown.json()["detail"]
 
 
 async def test_async_client_over_http(served: ServedSandbox) -> None:
