@@ -137,6 +137,22 @@ def test_errors_before_the_response_are_raised_by_the_request_after_it_by_the_re
             next(chunks)
 
 
+def test_reading_after_the_transport_closed_is_an_error_not_a_hang() -> None:
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        await start(send)
+        await send({"type": "http.response.body", "body": b"x" * 10, "more_body": True})
+        await asyncio.sleep(WAIT)
+
+    transport = ASGIPortalTransport(app)
+    with httpx.Client(transport=transport, base_url="http://app.localhost") as c, \
+            c.stream("GET", "/") as response:
+        chunks = response.iter_raw()
+        assert next(chunks) == b"x" * 10
+        transport.close()
+        with pytest.raises(httpx.ReadError, match="closed"):
+            next(chunks)
+
+
 def test_head_gets_no_body(raw: Callable[[Any], httpx.Client]) -> None:
     async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
         await start(send)

@@ -53,6 +53,8 @@ class _PortalStream(httpx.SyncByteStream):
     def __iter__(self) -> Iterator[bytes]:
         """Yield the body as the app sends it; raise what the app raised after starting."""
         while True:
+            if not self._loop.is_running():  # the transport was closed: nothing would answer
+                raise httpx.ReadError("the in-process transport was closed mid-response")
             for item in asyncio.run_coroutine_threadsafe(self._next(), self._loop).result():
                 if item is _END:
                     return
