@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import time
+from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -10,12 +12,26 @@ import httpx
 import pytest
 
 import surveykit as sk
+from surveykit.callbacks import listen
 from surveykit.client import AsyncClient, Client, RetryPolicy
 from surveykit.models import CallbackPayload
-from surveykit.sandbox import DEFAULT_START, Sandbox
+from surveykit.sandbox import DEFAULT_START, IN_PROCESS_URL, Sandbox
 
 SOURCE = "447700900100"
 MOBILE = "447700900123"
+
+
+WAIT = 10.0  # seconds: a safety net for polls, never an assertion about speed
+
+
+def until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
+    """Poll ``condition`` every 20 ms until it holds; False when ``timeout`` passed first."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.02)
+    return True
 
 
 def send(client: Client, destination: str = MOBILE, **options: object) -> str | None:
@@ -132,6 +148,60 @@ def test_scheduled_and_expiring_messages_happen_in_time_order(client: Client,
                      ("Sent", late), ("Delivered", late)]
     times = [e.timestamp for e in sandbox.events("Receipt")]
     assert times == sorted(times)
+
+
+def test_realtime_requests_send_what_fell_due_without_advance() -> None:
+    from surveykit.client import ASGIPortalTransport
+    from surveykit.sandbox._app import SandboxApp
+    from surveykit.sandbox._state import SandboxState
+
+    # The app on a bare state: no Sandbox, so no ticker thread; only requests move things.
+    state = SandboxState(realtime=True)
+    token = next(user.token for user in state.users.values() if user.name == "admin")
+    with httpx.Client(transport=ASGIPortalTransport(SandboxApp(state)), base_url=IN_PROCESS_URL,
+                      headers={"Authorization": f"Basic {token}"}) as raw:
+        when = state.now() + timedelta(seconds=0.2)
+        sent = raw.post("/v3.2/Message", json={"destination": MOBILE, "source": SOURCE,
+                                               "message": "Hi", "reply": False,
+                                               "when": when.isoformat()})
+        message = state.messages[sent.json()["MessageID"]]
+        assert message.status == "Scheduled"
+        assert until(lambda: state.now() > when)
+        assert message.status == "Scheduled"  # real time passed, but nobody called in
+        assert raw.get("/v3.2/Webhook").status_code == 200  # any request at all
+        assert (message.status, message.sent_at) == ("Delivered", when)
+        receipts = raw.get("/_sandbox/events", params={"type": "Receipt"}).json()
+        assert [r["Status"] for r in receipts] == ["Sent", "Delivered"]
+
+
+def test_realtime_reads_close_reply_windows_when_they_pass() -> None:
+    with Sandbox(realtime=True) as box, Client.sandbox(box) as c:
+        message_id = send(c, timeout=1)  # a one-minute reply window...
+        sent_at = box.messages()[0].sent_at
+        assert sent_at is not None
+        box.advance(59.8)  # ...that closes 0.2 s of real time from now
+
+        def expired() -> bool:
+            return any(e.status == "Expired" for e in box.events("Receipt"))
+
+        assert until(expired)
+        expiry = next(e for e in box.events("Receipt") if e.status == "Expired")
+        assert (expiry.message_id, expiry.timestamp) == (message_id, sent_at
+                                                         + timedelta(minutes=1))
+        assert not box.messages()[0].open_for_reply
+
+
+def test_realtime_sends_what_falls_due_with_nobody_calling_in() -> None:
+    # A receiver only waits: a background tick must send the held message on time.
+    with listen() as listener, Sandbox(realtime=True) as box, Client.sandbox(box) as c:
+        box.set_account_callback(listener.url)
+        when = box.now() + timedelta(seconds=0.2)
+        message_id = c.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                                     reply=False, when=when).message_id
+        events = listener.wait_for(2, timeout=WAIT)  # no call to the sandbox meanwhile
+        assert list(zip(events["status"], events["message_id"], strict=True)) == [
+            ("Sent", message_id), ("Delivered", message_id)]
+        assert box.messages()[0].sent_at == when
 
 
 # ------------------------------------------------------------------ simulated respondents

@@ -10,12 +10,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx
+import pandas as pd
 import pytest
 
 import surveykit as sk
 from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit.client import AsyncClient, Client
 from surveykit.results import read_results
+from surveykit.sandbox.generator import generate_results_frame
 
 SOURCE = "447700900100"
 MOBILE = "447700900123"
@@ -141,6 +143,44 @@ def test_simulated_stop_over_http(http: Client, served: ServedSandbox) -> None:
         http.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
 
 
+def test_simulated_answers_over_http(http: Client, served: ServedSandbox) -> None:
+    # Respondent 12025550178 of NPS-WA-Q1-2026 was invited and has answered nothing.
+    given = control(served, "POST", "/_sandbox/simulate/answers",
+                    json={"surveyReference": "NPS-WA-Q1-2026", "respondent": "12025550178",
+                          "answers": {"Q1": 9, "Q2": "Quick, and the staff were kind"}})
+    table = http.surveys.results("NPS-WA-Q1-2026")
+    row = table.set_index("respondentId").loc[given["respondentId"]]
+    assert (row["mobileNumber"], row["Q1"], row["Q2"]) == (
+        "12025550178", 9, "Quick, and the staff were kind")
+    assert pd.isna(row["Q3"]) and pd.isna(row["completed"]) and row["sortOrder"] == 2
+    # No respondent, no answers: the first who has not completed answers every open question.
+    drawn = control(served, "POST", "/_sandbox/simulate/answers",
+                    json={"surveyReference": "NPS-WA-Q1-2026"})
+    table = http.surveys.results("NPS-WA-Q1-2026")
+    row = table.set_index("respondentId").loc[drawn["respondentId"]]
+    assert pd.notna(row["completed"]) and row["sortOrder"] == 3
+    refused = httpx.post(served.base_url + "/_sandbox/simulate/answers", timeout=30,
+                         headers={"Authorization": f"Basic {served.token}"},
+                         json={"surveyReference": "NPS-WA-Q1-2026", "answers": {"Q9": "x"}})
+    assert refused.status_code == 400 and "Q9" in refused.json()["detail"]
+
+
+def test_simulated_click_over_http(http: Client, served: ServedSandbox) -> None:
+    link = http.tinyurl.register("https://example.org/survey/nps")
+    sent = http.messages.send(destination=MOBILE, source=SOURCE, reply=False,
+                              message=f"Tell us how we did: {link}")
+    clicked = control(served, "POST", "/_sandbox/simulate/click",
+                      json={"url": link, "by": MOBILE})
+    assert clicked == {"fullUrl": "https://example.org/survey/nps", "clicks": 1}
+    (event,) = control(served, "GET", "/_sandbox/events", params={"type": "Click"})
+    assert (event["MessageID"], event["Destination"], event["Source"], event["Message"]) == (
+        sent.message_id, MOBILE, link, "https://example.org/survey/nps")
+    unknown = httpx.post(served.base_url + "/_sandbox/simulate/click", timeout=30,
+                         headers={"Authorization": f"Basic {served.token}"},
+                         json={"url": served.base_url + "/NoSuchLink"})
+    assert unknown.status_code == 404 and "NoSuchLink" in unknown.json()["detail"]
+
+
 async def test_async_client_over_http(served: ServedSandbox) -> None:
     async with AsyncClient(served.base_url, served.token) as c:
         assert (await c.messages.lookup("442079460123")).number_type == "Landline"
@@ -171,6 +211,75 @@ def test_state_survives_a_restart_with_db(tmp_path: Path) -> None:
         response = httpx.get(second.base_url + httpx.URL(link).path)
         assert response.status_code == 302
         assert response.headers["location"] == "https://example.org/restart"
+
+
+def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None:
+    added = control(served, "POST", "/_sandbox/surveys/generate",
+                    json={"reference": "GEN-HTTP", "rows": 2_500, "questions": 3, "seed": 5})
+    assert added == {"reference": "GEN-HTTP", "surveyId": 9001, "rows": 2_500, "questions": 3,
+                     "seed": 5, "nasty": False}
+    table = http.surveys.results("GEN-HTTP")
+    expected = generate_results_frame(2_500, seed=5, questions=3, nasty=False)
+    assert len(table) == 2_500
+    assert list(table["respondentId"]) == list(expected["respondentId"])
+    assert set(table["surveyReference"]) == {"GEN-HTTP"}
+    assert [c for c in table.columns if c.startswith("Q")] == ["Q1", "Q2", "Q3"]
+    # The sandbox's seed is the default, as for Sandbox.add_generated_survey.
+    seeded = control(served, "POST", "/_sandbox/surveys/generate",
+                     json={"reference": "GEN-SEEDED", "rows": 0, "surveyId": 9002})
+    assert (seeded["seed"], seeded["surveyId"]) == (0, 9002)
+    assert len(http.surveys.results("GEN-SEEDED")) == 0
+
+
+@pytest.mark.parametrize(
+    ("body", "field"),
+    [
+        pytest.param({"rows": 10}, "reference", id="reference-missing"),
+        pytest.param({"reference": " ", "rows": 10}, "reference", id="reference-blank"),
+        pytest.param({"reference": "G"}, "rows", id="rows-missing"),
+        pytest.param({"reference": "G", "rows": -1}, "rows", id="rows-negative"),
+        pytest.param({"reference": "G", "rows": "many"}, "rows", id="rows-text"),
+        pytest.param({"reference": "G", "rows": True}, "rows", id="rows-bool"),
+        pytest.param({"reference": "G", "rows": 1, "questions": 0}, "questions", id="questions"),
+        pytest.param({"reference": "G", "rows": 1, "seed": 1.5}, "seed", id="seed"),
+        pytest.param({"reference": "G", "rows": 1, "nasty": "yes"}, "nasty", id="nasty"),
+        pytest.param({"reference": "G", "rows": 1, "surveyId": 0}, "surveyId", id="survey-id"),
+        pytest.param({"reference": "G", "rows": 1, "colour": "red"}, "colour", id="unknown"),
+    ],
+)
+def test_generate_refuses_bad_fields_naming_them(served: ServedSandbox, body: dict[str, Any],
+                                                 field: str) -> None:
+    response = httpx.post(served.base_url + "/_sandbox/surveys/generate", json=body, timeout=30,
+                          headers={"Authorization": f"Basic {served.token}"})
+    assert response.status_code == 400
+    detail = response.json()["detail"]
+    assert field in detail
+    if field != "colour":
+        assert detail.startswith(f"{field}:")
+    # Nothing was added.
+    with Client(served.base_url, served.token) as c, pytest.raises(sk.NotFoundError):
+        c.surveys.get_results("G")
+
+
+def test_cli_generate_adds_surveys() -> None:
+    with serve_sandbox("--no-sample-data", "--generate", "GEN-CLI:1200",
+                       "--generate", "GEN:TWO:30") as server, \
+            Client(server.base_url, server.token) as c:
+        assert len(c.surveys.results("GEN-CLI")) == 1_200
+        everything = c.surveys.results("*")  # by survey id: 9001, then 9002
+        assert list(everything["surveyReference"].drop_duplicates()) == ["GEN-CLI", "GEN:TWO"]
+        assert (everything["surveyReference"] == "GEN:TWO").sum() == 30
+
+
+@pytest.mark.parametrize("spec", ["GEN-CLI", "GEN-CLI:", ":10", "GEN-CLI:-5", "GEN-CLI:ten"])
+def test_cli_refuses_a_bad_generate_spec(spec: str) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "surveykit.cli", "sandbox", "serve", "--port", "0",
+         "--generate", spec],
+        capture_output=True, text=True, timeout=60, check=False,
+    )
+    assert done.returncode == 2
+    assert "--generate" in done.stderr and "REF:ROWS" in done.stderr
 
 
 def test_cli_refuses_a_port_in_use(served: ServedSandbox) -> None:

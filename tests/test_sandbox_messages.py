@@ -217,6 +217,25 @@ def test_email_is_sent_with_token_and_request_metadata(client: Client, sandbox: 
     assert [e.kind for e in sandbox.journal() if e.kind != "request"] == ["email"]
 
 
+def test_email_when_holds_it_until_the_clock_reaches_it(client: Client, sandbox: Sandbox) -> None:
+    later = sandbox.now() + timedelta(hours=3)
+    answer = email(client, when=later)
+    assert answer.status == "Sent"  # handed to routing, as for a message
+    (message,) = sandbox.messages(channel="Email")
+    assert (message.status, message.scheduled_for, message.sent_at) == ("Scheduled", later, None)
+    (entry,) = sandbox.journal("email")
+    assert entry.body is not None and entry.body["scheduledFor"] == "2026-03-02T12:00:00+00:00"
+    assert sandbox.events("Receipt") == []
+    sandbox.advance(timedelta(hours=2, minutes=59))
+    assert sandbox.messages(channel="Email")[0].status == "Scheduled"
+    sandbox.advance(60)
+    message = sandbox.messages(channel="Email")[0]
+    assert (message.status, message.sent_at) == ("Delivered", later)
+    receipts = sandbox.events("Receipt")
+    assert [(e.status, e.message_id, e.timestamp) for e in receipts] == [
+        ("Sent", answer.message_id, later), ("Delivered", answer.message_id, later)]
+
+
 def test_email_test_mode_creates_nothing(client: Client, sandbox: Sandbox) -> None:
     answer = email(client, test=True)
     assert answer.message_id == "Unknown"

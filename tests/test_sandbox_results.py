@@ -150,6 +150,24 @@ async def test_large_results_are_streamed_in_pieces() -> None:
     assert len(table) == 60_000 and set(table["surveyReference"]) == {"BENCH-60K"}
 
 
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        pytest.param({"reference": "", "rows": 1}, "reference", id="reference"),
+        pytest.param({"reference": "G", "rows": -1}, "rows", id="rows"),
+        pytest.param({"reference": "G", "rows": 1, "questions": 0}, "questions", id="questions"),
+        pytest.param({"reference": "G", "rows": 1, "survey_id": -3}, "survey_id", id="survey-id"),
+        pytest.param({"reference": "G", "rows": 1, "nasty": 1}, "nasty", id="nasty"),
+    ],
+)
+def test_generated_survey_refuses_bad_arguments_naming_them(
+    sandbox: Sandbox, arguments: dict[str, Any], field: str
+) -> None:
+    with pytest.raises(ValueError, match=rf"^{field}: "):
+        sandbox.add_generated_survey(**arguments)
+    assert sandbox.state.find_survey("G") is None
+
+
 def _post(sandbox: Sandbox, **kwargs: Any) -> httpx.Response:
     from surveykit.client import ASGIPortalTransport
 

@@ -27,6 +27,8 @@ app.add_typer(sandbox_app, name="sandbox")
 
 DEFAULT_PORT = 8765
 """The sandbox's port unless told; ``--port 0`` picks a free one."""
+GENERATED_SURVEY_ID = 9001
+"""The survey id of the first ``--generate`` survey; the next ones count up."""
 
 
 _CALLBACK_OPTIONS: Final = {
@@ -132,6 +134,14 @@ def sandbox_serve(
             show_default=False,
         ),
     ] = None,
+    generate: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="REF:ROWS",
+            help="Add a generated benchmark survey of ROWS respondents under the reference "
+            "REF (survey ids 9001, 9002... in order); repeat the option for more.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the sandbox over HTTP (uvicorn) until interrupted.
 
@@ -141,6 +151,11 @@ def sandbox_serve(
     the other ``--callback-*`` options are its settings and need ``--callback-url``
     (``SURVEYKIT_CALLBACK_SECRET`` is only used when there is one).
     """
+    try:
+        generated = [_generated_spec(value) for value in generate or []]
+    except ValueError as exc:
+        typer.echo(f"surveykit: --generate: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     import uvicorn
 
     from surveykit._net import bind, url_of
@@ -184,6 +199,8 @@ def sandbox_serve(
         typer.echo(
             f"surveykit: warning: serving on {host}, reachable from other machines", err=True
         )
+    for number, (reference, rows) in enumerate(generated):
+        sandbox.add_generated_survey(reference, rows, survey_id=GENERATED_SURVEY_ID + number)
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"
@@ -195,6 +212,15 @@ def sandbox_serve(
         server.run(sockets=[sock])
     finally:
         sandbox.close()
+
+
+def _generated_spec(value: str) -> tuple[str, int]:
+    """``REF:ROWS`` as a reference and a row count (the reference may hold colons)."""
+    reference, sep, rows = value.rpartition(":")
+    rows = rows.strip()
+    if not sep or not reference.strip() or not (rows.isascii() and rows.isdigit()):
+        raise ValueError(f"expected REF:ROWS (a survey reference and a row count), got {value!r}")
+    return reference.strip(), int(rows)
 
 
 def _register_commands() -> None:

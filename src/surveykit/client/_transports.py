@@ -3,11 +3,22 @@
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import threading
 import weakref
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, Final
 
 import httpx
+
+MAX_QUEUED_CHUNKS: Final = 8
+"""Body chunks queued between the app and the reader; the app waits while it is full.
+
+The reader takes what is queued in one trip to the loop, so the app runs at most about
+twice this many chunks ahead of what the caller has consumed."""
+
+_END: Final = object()
+"""Queued after the app returned: the body is complete."""
 
 
 def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
@@ -16,18 +27,63 @@ def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
         thread.join(timeout=5)
 
 
+Headers = list[tuple[bytes, bytes]]
+
+
+class _PortalStream(httpx.SyncByteStream):
+    """A response body pulled chunk by chunk from the app's task on the portal's loop."""
+
+    def __init__(
+        self,
+        loop: asyncio.AbstractEventLoop,
+        chunks: asyncio.Queue[object],
+        call: concurrent.futures.Future[None],
+    ) -> None:
+        self._loop = loop
+        self._chunks = chunks
+        self._call = call
+
+    async def _next(self) -> list[object]:
+        # One trip to the loop fetches what is queued, at least one item.
+        items = [await self._chunks.get()]
+        while not self._chunks.empty():
+            items.append(self._chunks.get_nowait())
+        return items
+
+    def __iter__(self) -> Iterator[bytes]:
+        """Yield the body as the app sends it; raise what the app raised after starting."""
+        while True:
+            if not self._loop.is_running():  # the transport was closed: nothing would answer
+                raise httpx.ReadError("the in-process transport was closed mid-response")
+            for item in asyncio.run_coroutine_threadsafe(self._next(), self._loop).result():
+                if item is _END:
+                    return
+                if isinstance(item, BaseException):
+                    raise item
+                assert isinstance(item, bytes)
+                yield item
+
+    def close(self) -> None:
+        """Stop the app if it is still sending (the reader gave up before the end)."""
+        self._call.cancel()
+
+
 class ASGIPortalTransport(httpx.BaseTransport):
     """A sync httpx transport that drives an ASGI app on an event loop in a helper thread.
 
-    ``httpx.ASGITransport`` is async only; this runs it on a private event loop in a daemon
-    thread, as Starlette's TestClient does with a portal, so a plain ``httpx.Client`` (and
-    code already inside a running event loop, such as a notebook cell) can call the app
-    synchronously. The thread is a daemon and is stopped when the transport is closed or
-    collected, so a client that is never closed does not keep the interpreter alive.
+    ``httpx.ASGITransport`` is async only; this runs the app on a private event loop in a
+    daemon thread, as Starlette's TestClient does with a portal, so a plain ``httpx.Client``
+    (and code already inside a running event loop, such as a notebook cell) can call the
+    app synchronously. The thread is a daemon and is stopped when the transport is closed
+    or collected, so a client that is never closed does not keep the interpreter alive.
+
+    The response body is streamed: the caller pulls the chunks from the app's task as the
+    app sends them, and the app waits while :data:`MAX_QUEUED_CHUNKS` are queued, so a
+    large GetResults is never held whole; closing the response early stops the app.
     """
 
     def __init__(self, app: Any) -> None:
-        self._inner = httpx.ASGITransport(app=app)
+        self._app = app
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
 
@@ -44,20 +100,86 @@ class ASGIPortalTransport(httpx.BaseTransport):
             return self._loop
 
     def handle_request(self, request: httpx.Request) -> httpx.Response:
-        """Send the request to the app and return its complete response."""
+        """Send the request to the app; return once the app starts its response.
+
+        An exception the app raises before it starts the response is raised here (the
+        sandbox's dropped connections are ``httpx`` errors); one raised later is raised
+        while the body is read.
+        """
         body = request.read()
+        scope = {
+            "type": "http",
+            "asgi": {"version": "3.0"},
+            "http_version": "1.1",
+            "method": request.method,
+            "headers": [(k.lower(), v) for (k, v) in request.headers.raw],
+            "scheme": request.url.scheme,
+            "path": request.url.path,
+            "raw_path": request.url.raw_path.split(b"?")[0],
+            "query_string": request.url.query,
+            "server": (request.url.host, request.url.port),
+            "client": ("127.0.0.1", 123),
+            "root_path": "",
+        }
+        started: concurrent.futures.Future[tuple[int, Headers]] = concurrent.futures.Future()
+        chunks: asyncio.Queue[object] = asyncio.Queue(MAX_QUEUED_CHUNKS)
+        loop = self._get_loop()
+        call = asyncio.run_coroutine_threadsafe(
+            self._run(scope, body, started, chunks), loop
+        )
+        try:
+            status, headers = started.result()
+        except concurrent.futures.CancelledError:
+            raise httpx.ReadError("the in-process app was stopped before it answered") from None
+        stream = _PortalStream(loop, chunks, call)
+        return httpx.Response(status, headers=headers, stream=stream, request=request)
 
-        async def call() -> tuple[int, list[tuple[bytes, bytes]], bytes]:
-            inner = httpx.Request(
-                request.method, request.url, headers=request.headers, content=body
-            )
-            response = await self._inner.handle_async_request(inner)
-            content = await response.aread()
-            return response.status_code, response.headers.raw, content
+    async def _run(
+        self,
+        scope: dict[str, Any],
+        body: bytes,
+        started: concurrent.futures.Future[tuple[int, Headers]],
+        chunks: asyncio.Queue[object],
+    ) -> None:
+        head = scope["method"] == "HEAD"
+        received = False
+        finished = asyncio.Event()
 
-        future = asyncio.run_coroutine_threadsafe(call(), self._get_loop())
-        status, headers, content = future.result()
-        return httpx.Response(status, headers=headers, content=content, request=request)
+        async def receive() -> dict[str, Any]:
+            nonlocal received
+            if not received:
+                received = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            await finished.wait()  # no disconnect while the response is being sent
+            return {"type": "http.disconnect"}
+
+        async def send(message: dict[str, Any]) -> None:
+            if message["type"] == "http.response.start":
+                started.set_result((message["status"], list(message.get("headers", []))))
+            elif message["type"] == "http.response.body":
+                chunk = message.get("body", b"")
+                if chunk and not head:
+                    await chunks.put(bytes(chunk))
+
+        try:
+            await self._app(scope, receive, send)
+        except asyncio.CancelledError:
+            started.cancel()  # no-op once the response started
+            raise
+        except Exception as exc:
+            if not started.done():
+                started.set_exception(exc)
+            else:
+                await chunks.put(exc)
+        else:
+            if not started.done():
+                started.set_exception(
+                    RuntimeError("the ASGI app returned without starting a response")
+                )
+            else:
+                await chunks.put(_END)
+        finally:
+            finished.set()
 
     def close(self) -> None:
         """Stop the helper thread's event loop."""

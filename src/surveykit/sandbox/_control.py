@@ -17,6 +17,8 @@
                                           "ContentType", "Secret"}``), remove
 ``POST /_sandbox/deliveries/wait``        ``{"timeout": 30}``: until queued callbacks are done
 ``GET/POST/DELETE /_sandbox/stoplist``    list, add ``{"address"}``, remove ``?address=``
+``POST /_sandbox/surveys/generate``       ``{"reference", "rows", "questions", "seed", "nasty",
+                                          "surveyId"}``: a generated benchmark survey
 ``GET  /_sandbox/tokens``                 the admin and restricted tokens
 ========================================  ==============================================
 """
@@ -35,6 +37,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from surveykit.models import CallbackSettings
+from surveykit.sandbox._data import generated_survey
 from surveykit.sandbox._errors import problem_body
 from surveykit.sandbox._records import SECRET_MASK, iso
 from surveykit.sandbox._state import SandboxState, callback_target
@@ -78,7 +81,7 @@ def journal_entries(
     state: SandboxState, kind: str | None = None, path: str | None = None, after: int = 0
 ) -> list[dict[str, Any]]:
     """Journal entries as JSON, filtered by kind, path (exact) and sequence number."""
-    with state.lock:
+    with state.transaction():
         return [
             entry.to_json()
             for entry in state.journal
@@ -110,7 +113,7 @@ async def events(request: Request) -> Response:
     q = request.query_params
     after, kind = int(q.get("after", "0")), q.get("type")
     state = _state(request)
-    with state.lock:
+    with state.transaction():
         out = [
             {"seq": e.seq, "callbackUrls": e.callback_urls, "delivered": e.delivered, **e.payload()}
             for e in state.events
@@ -274,6 +277,51 @@ async def stoplist(request: Request) -> Response:
         return JSONResponse(sorted(state.stop_list))
 
 
+_GENERATE_NAMES = {
+    "reference": "reference",
+    "rows": "rows",
+    "questions": "questions",
+    "seed": "seed",
+    "nasty": "nasty",
+    "surveyId": "survey_id",
+}
+"""The body of ``surveys/generate``: the parameters of ``Sandbox.add_generated_survey``."""
+
+
+@control
+async def generate_survey(request: Request) -> Response:
+    """POST /_sandbox/surveys/generate: add a generated benchmark survey."""
+    body = await _json(request)
+    unknown = sorted(set(body) - set(_GENERATE_NAMES))
+    if unknown:
+        raise ValueError(f"unknown settings: {unknown} (known: {', '.join(_GENERATE_NAMES)})")
+    for name in ("reference", "rows"):
+        if name not in body:
+            raise ValueError(f"{name}: required")
+    state = _state(request)
+    arguments = {_GENERATE_NAMES[key]: value for key, value in body.items()}
+    if arguments.get("seed") is None:
+        arguments["seed"] = state.seed
+    try:
+        survey = generated_survey(**arguments)
+    except ValueError as exc:
+        # The errors name Python's parameters; answer with the names of this body.
+        field, sep, rest = str(exc).partition(":")
+        python_names = {python: wire for wire, python in _GENERATE_NAMES.items()}
+        raise ValueError(f"{python_names.get(field, field)}{sep}{rest}") from None
+    state.put_survey(survey)
+    return JSONResponse(
+        {
+            "reference": survey.reference,
+            "surveyId": survey.survey_id,
+            "rows": survey.generated_rows,
+            "questions": len(survey.questions),
+            "seed": survey.generated_seed,
+            "nasty": survey.generated_nasty,
+        }
+    )
+
+
 @control
 async def tokens(request: Request) -> Response:
     """GET /_sandbox/tokens."""
@@ -297,5 +345,6 @@ def routes() -> list[BaseRoute]:
         Route("/_sandbox/callback", account_callback, methods=["GET", "POST", "DELETE"]),
         Route("/_sandbox/deliveries/wait", wait_deliveries, methods=["POST"]),
         Route("/_sandbox/stoplist", stoplist, methods=["GET", "POST", "DELETE"]),
+        Route("/_sandbox/surveys/generate", generate_survey, methods=["POST"]),
         Route("/_sandbox/tokens", tokens, methods=["GET"]),
     ]

@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from dataclasses import dataclass, field
 from importlib import resources
-from typing import Any
+from typing import Any, Final
 
 from surveykit.sandbox._records import (
     ImportField,
@@ -24,6 +24,10 @@ from surveykit.sandbox._records import (
 
 SURVEY_FILES = ("csat-sms.json", "nps-whatsapp.json", "event-email.json")
 """The sample surveys, in the order their respondents are numbered."""
+GENERATED_SURVEY_ID: Final = 9001
+"""The survey id of a generated survey unless told."""
+
+_GENERATED_KINDS: Final = ("nps", "choice", "choice", "text")
 
 
 @dataclass
@@ -157,3 +161,57 @@ def load_sample_data() -> SampleData:
             )
         )
     return data
+
+
+def _whole(name: str, value: object, minimum: int | None) -> int:
+    # bool is an int in Python, never a count or an id here.
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise ValueError(f"{name}: expected a whole number, got {value!r}")
+    if minimum is not None and value < minimum:
+        raise ValueError(f"{name}: expected a number >= {minimum}, got {value}")
+    return value
+
+
+def generated_survey(
+    reference: str,
+    rows: int,
+    *,
+    questions: int = 10,
+    seed: int = 0,
+    nasty: bool = False,
+    survey_id: int = GENERATED_SURVEY_ID,
+) -> Survey:
+    """A benchmark survey of ``rows`` respondents drawn from the generator when asked for.
+
+    Only the definition is kept; :mod:`surveykit.sandbox.generator` makes its results chunk
+    by chunk at GetResults time, from ``seed``.
+
+    Raises:
+        ValueError: naming the field (``rows: expected a number >= 0, got -1``).
+    """
+    if not isinstance(reference, str) or not reference.strip():
+        raise ValueError(f"reference: expected a survey reference, got {reference!r}")
+    rows = _whole("rows", rows, 0)
+    questions = _whole("questions", questions, 1)
+    seed = _whole("seed", seed, None)
+    survey_id = _whole("survey_id", survey_id, 1)
+    if not isinstance(nasty, bool):
+        raise ValueError(f"nasty: expected true or false, got {nasty!r}")
+    return Survey(
+        reference=reference.strip(),
+        survey_id=survey_id,
+        name=f"Generated survey {reference.strip()}",
+        channel="SMS",
+        questions=[
+            Question(key=f"Q{i}", text=f"Question {i}", kind=_GENERATED_KINDS[(i - 1) % 4])
+            for i in range(1, questions + 1)
+        ],
+        import_fields=[
+            ImportField("firstName", required=True),
+            ImportField("lastName"),
+            ImportField("mobileNumber", kind="phone", required=True),
+        ],
+        generated_rows=rows,
+        generated_seed=seed,
+        generated_nasty=nasty,
+    )

@@ -12,27 +12,25 @@ from urllib.parse import urlsplit
 
 from surveykit.models import CallbackSettings
 from surveykit.sandbox._app import SandboxApp
+from surveykit.sandbox._data import GENERATED_SURVEY_ID, generated_survey
 from surveykit.sandbox._delivery import CallbackDelivery
 from surveykit.sandbox._records import (
     CallbackTarget,
     Event,
-    ImportField,
     JournalEntry,
     MessageRecord,
-    Question,
     ShortLink,
     Survey,
 )
 from surveykit.sandbox._state import DEFAULT_START, Fault, SandboxState, callback_target
 from surveykit.sandbox._store import MemoryStore, SQLiteStore
+from surveykit.sandbox._ticker import RealtimeTicker
 
 if TYPE_CHECKING:
     import pandas as pd
 
 IN_PROCESS_URL = "http://sandbox.localhost"
 """The base URL of an in-process sandbox (``.localhost`` counts as loopback)."""
-
-_GENERATED_KINDS = ("nps", "choice", "choice", "text")
 
 
 class Sandbox:
@@ -50,7 +48,9 @@ class Sandbox:
         db: a SQLite file to keep the state in (it survives a restart); memory when None.
         sample_data: start with the sample account data (False: email routes only).
         start: where the clock starts (default Monday 2026-03-02 09:00 UTC).
-        realtime: let the clock also move with real time (default: only ``advance``).
+        realtime: let the clock also move with real time (default: only ``advance``);
+            what falls due then happens by itself (a background thread) and before every
+            operation and read.
         base_url: the address the app is known by (short links on its own host use the
             address of each request instead).
 
@@ -83,6 +83,12 @@ class Sandbox:
         self._delivery = CallbackDelivery(self._state)
         self._state.event_sink = self._delivery.submit
         self.app.sandbox_delivery = self._delivery
+        self._ticker: RealtimeTicker | None = None
+        if realtime:
+            self._ticker = RealtimeTicker(self._state)
+            self._state.due_sink = self._ticker.wake
+            if self._state.next_due() is not None:  # held sends restored from ``db``
+                self._ticker.wake()
         self.base_url = base_url
         """Where clients reach the app (in-process: ``http://sandbox.localhost``)."""
         self.seed = seed
@@ -147,7 +153,7 @@ class Sandbox:
             path: only requests to this path (``/v3.2/Message``).
             after: only entries with a larger sequence number.
         """
-        with self._state.lock:
+        with self._state.transaction():
             return [
                 entry
                 for entry in self._state.journal
@@ -168,7 +174,7 @@ class Sandbox:
 
     def messages(self, *, channel: str | None = None) -> list[MessageRecord]:
         """Every message and email accepted, by MessageID (``channel="Email"`` for email)."""
-        with self._state.lock:
+        with self._state.transaction():
             return [
                 m for m in self._state.messages.values() if channel is None or m.channel == channel
             ]
@@ -178,7 +184,7 @@ class Sandbox:
 
         ``event.payload()`` is the callback body the platform would send.
         """
-        with self._state.lock:
+        with self._state.transaction():
             return [e for e in self._state.events if type is None or e.type == type]
 
     def inject_fault(
@@ -382,8 +388,7 @@ class Sandbox:
 
     def add_survey(self, survey: Survey) -> None:
         """Add (or replace) a survey and its import definition."""
-        with self._state.transaction():
-            self._state._put_survey(survey)
+        self._state.put_survey(survey)
 
     def add_generated_survey(
         self,
@@ -393,39 +398,44 @@ class Sandbox:
         questions: int = 10,
         seed: int | None = None,
         nasty: bool = False,
-        survey_id: int = 9001,
+        survey_id: int = GENERATED_SURVEY_ID,
     ) -> Survey:
         """Add a survey of ``rows`` generated respondents, for benchmarks.
 
         Its results are drawn chunk by chunk from :mod:`surveykit.sandbox.generator` when
-        GetResults asks for them, so millions of rows cost no memory here.
+        GetResults asks for them, so millions of rows cost no memory here. Over HTTP:
+        ``POST /_sandbox/surveys/generate``; served: ``--generate REF:ROWS``.
+
+        Args:
+            reference: the survey reference (it replaces the definition of a survey of
+                that reference; respondents already imported to it stay).
+            rows: how many respondents (0 or more).
+            questions: how many questions, ``Q1``..``Qn`` (1 or more).
+            seed: the generator's seed (default: the sandbox's).
+            nasty: add the hostile values (emoji, delimiters, line breaks in answers...).
+            survey_id: the survey's id.
+
+        Raises:
+            ValueError: naming the field, for a value out of range or of the wrong type.
         """
-        survey = Survey(
-            reference=reference,
+        survey = generated_survey(
+            reference,
+            rows,
+            questions=questions,
+            seed=self.seed if seed is None else seed,
+            nasty=nasty,
             survey_id=survey_id,
-            name=f"Generated survey {reference}",
-            channel="SMS",
-            questions=[
-                Question(key=f"Q{i}", text=f"Question {i}", kind=_GENERATED_KINDS[(i - 1) % 4])
-                for i in range(1, questions + 1)
-            ],
-            import_fields=[
-                ImportField("firstName", required=True),
-                ImportField("lastName"),
-                ImportField("mobileNumber", kind="phone", required=True),
-            ],
-            generated_rows=rows,
-            generated_seed=self.seed if seed is None else seed,
-            generated_nasty=nasty,
         )
         self.add_survey(survey)
         return survey
 
     def close(self) -> None:
-        """Stop the callback delivery thread, write what is pending, close the SQLite file.
+        """Stop the background threads, write what is pending, close the SQLite file.
 
         Events not yet delivered stay undelivered (``event.delivered`` is False).
         """
+        if self._ticker is not None:
+            self._ticker.close()
         self._delivery.close()
         with self._state.lock:
             self._state.store.close()

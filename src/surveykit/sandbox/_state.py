@@ -117,7 +117,11 @@ class Fault:
 
 
 class Clock:
-    """The sandbox clock: fixed until advanced (or, if ``realtime``, also moving with time)."""
+    """The sandbox clock: fixed until advanced (or, if ``realtime``, also moving with time).
+
+    The clock only tells the time; :meth:`SandboxState.catch_up` and the realtime ticker
+    make what falls due happen.
+    """
 
     def __init__(self, start: datetime = DEFAULT_START, *, realtime: bool = False) -> None:
         self._start = start
@@ -174,6 +178,10 @@ class SandboxState:
         self.event_sink: Callable[[Event], None] | None = None
         """Called (under the lock, in event order) with every event that has somewhere to go:
         the :class:`~surveykit.sandbox._delivery.CallbackDelivery` queue."""
+        self.due_sink: Callable[[], None] | None = None
+        """Called (under the lock) on a realtime clock when what falls due next may have
+        changed (a send held, a reply window opened, the clock moved): the
+        :class:`~surveykit.sandbox._ticker.RealtimeTicker`."""
         self.generation = 0
         """Bumped by :meth:`reset`, so deliveries queued before it are dropped."""
         self._init_empty()
@@ -339,17 +347,58 @@ class SandboxState:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """Hold the lock for one operation and write its changes when it ends."""
+        """Hold the lock for one operation and write its changes when it ends.
+
+        On a realtime clock, what fell due since the last operation happens first (see
+        :meth:`catch_up`), so every operation, and every read that goes through here,
+        sees the state as of now.
+        """
         with self.lock:
             try:
+                self.catch_up()
                 yield
             finally:
                 self.store.commit()
+
+    @property
+    def realtime(self) -> bool:
+        """Whether the clock also moves with real time."""
+        return self._realtime
+
+    def catch_up(self) -> None:
+        """On a realtime clock, let what fell due happen: held sends go out, windows close.
+
+        A fixed clock only moves with :meth:`advance`, which does this itself.
+        """
+        if not self._realtime:
+            return
+        with self.lock:
+            if self._run_until(self.now()):
+                self._save_meta()
+                self.store.commit()
+
+    def next_due(self) -> datetime | None:
+        """When the next held send goes out or reply window closes (None: nothing pending)."""
+        with self.lock:
+            times = [self.scheduled[0][0]] if self.scheduled else []
+            expiry = self._first_expiry(None)
+            if expiry is not None:
+                times.append(expiry[0])
+            return min(times, default=None)
+
+    def _due_changed(self) -> None:
+        if self._realtime and self.due_sink is not None:
+            self.due_sink()
 
     def _save(self, kind: str, key: str, value: dict[str, Any] | Record) -> None:
         if not self.store.persistent:
             return  # the memory store keeps nothing: don't build the JSON form at all
         self.store.put(kind, key, value.to_json() if isinstance(value, Record) else value)
+
+    def put_survey(self, survey: Survey) -> None:
+        """Add (or replace) a survey and its import definition."""
+        with self.transaction():
+            self._put_survey(survey)
 
     def _put_survey(self, survey: Survey) -> None:
         self.surveys[survey.reference.lower()] = survey
@@ -536,18 +585,22 @@ class SandboxState:
             self._run_until(target)
             self.clock.set(target)
             self._save_meta()
+            self._due_changed()
             return target
 
-    def _run_until(self, target: datetime) -> None:
+    def _run_until(self, target: datetime) -> bool:
+        """Send what is held and close reply windows up to ``target``; whether any did."""
         # Things happen in time order: a message sent at 09:00 with a 1-minute timeout
         # expires at 09:01 even if the clock jumps a day.
+        happened = False
         while True:
             due_send = (
                 self.scheduled[0] if self.scheduled and self.scheduled[0][0] <= target else None
             )
             due_expiry = self._first_expiry(target)
             if due_send is None and due_expiry is None:
-                return
+                return happened
+            happened = True
             if due_send is not None and (due_expiry is None or due_send[0] <= due_expiry[0]):
                 self.scheduled.pop(0)
                 message = self.messages[due_send[1]]
@@ -555,14 +608,15 @@ class SandboxState:
             elif due_expiry is not None:
                 self._expire(self.messages[due_expiry[1]])
 
-    def _first_expiry(self, target: datetime) -> tuple[datetime, str] | None:
+    def _first_expiry(self, target: datetime | None) -> tuple[datetime, str] | None:
+        """The first reply window to close (by ``target``; None: at any time)."""
         best: tuple[datetime, str] | None = None
         for ids in self.open_replies.values():
             for message_id in ids:
                 expires = self.messages[message_id].expires_at
                 if (
                     expires is not None
-                    and expires <= target
+                    and (target is None or expires <= target)
                     and (best is None or expires < best[0])
                 ):
                     best = (expires, message_id)
@@ -785,6 +839,7 @@ class SandboxState:
         else:
             bisect.insort(self.scheduled, (due, message.key))
             self._save("message", message.key, message)
+            self._due_changed()
         self._save_meta()
 
     def _dispatch(self, message: MessageRecord, at: datetime) -> None:
@@ -818,6 +873,7 @@ class SandboxState:
                 minutes=message.timeout_minutes or DEFAULT_REPLY_TIMEOUT
             )
             self.open_replies.setdefault(message.destination, []).append(message.key)
+            self._due_changed()
         self._mark_invited(message, at)
         self._save("message", message.key, message)
 
@@ -1186,7 +1242,6 @@ class SandboxState:
             raise ValueError(f"from_number: {from_number!r} is not E.164 digits")
         with self.transaction():
             now = self.now()
-            self._run_until(now)
             original = self._open_message(from_number, to)
             our_number = to or (original.source if original else None)
             self.record(
@@ -1352,7 +1407,7 @@ class SandboxState:
 
     def result_ids(self, reference: str) -> tuple[list[Survey], list[str]]:
         """The surveys and respondent ids GetResults covers (``*`` is every survey)."""
-        with self.lock:
+        with self.transaction():
             if reference.strip() == "*":
                 surveys = sorted(self.surveys.values(), key=lambda s: s.survey_id)
             else:
