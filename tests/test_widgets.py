@@ -81,6 +81,49 @@ def test_real_send_needs_a_second_click(
     assert composer.result.summary.to_dict() == {"sent": 2, "rejected": 1}
 
 
+def test_send_moves_the_bar_and_counts_as_rows_finish(
+    client: sk.Client, people: pd.DataFrame
+) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    assert composer.progress in composer.widget.children[-1].children
+    assert (composer.progress.value, composer.progress.max) == (0, 3)
+    bar: list[int] = []
+    composer.progress.observe(lambda change: bar.append(change["new"]), names="value")
+    composer.test.value = False
+    composer.send_button.click()
+    assert bar == []  # armed, nothing sent yet
+    composer.send_button.click()
+    assert bar == [1, 2, 3]  # one step per row, as each got its outcome
+    assert composer.progress.value == len(people)
+    assert composer.outcomes.value == "sent 2, rejected 1"
+    assert composer.progress.bar_style == "success"
+
+
+def test_a_second_send_starts_the_bar_again(client: sk.Client, people: pd.DataFrame) -> None:
+    composer = BatchComposer(client, people.head(2), source="447700900999", message="Hi")
+    composer.send()
+    bar: list[int] = []
+    composer.progress.observe(lambda change: bar.append(change["new"]), names="value")
+    composer.send()
+    assert bar == [0, 1, 2]
+    assert composer.outcomes.value == "tested 2"
+
+
+def test_an_interrupted_send_keeps_the_rows_so_far(
+    client: sk.Client, people: pd.DataFrame, platform: FakePlatform
+) -> None:
+    from surveykit.batch import BatchInterrupted
+
+    platform.fail("447700900002", KeyboardInterrupt())
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    with pytest.raises(BatchInterrupted):
+        composer.send()
+    assert len(composer.result.frame) == len(people)
+    assert composer.progress.bar_style == "warning"
+    assert "Stopped" in composer.status.value and "Without a journal" in composer.status.value
+    assert not composer.send_button.disabled
+
+
 def test_results_explorer_follows_its_selectors() -> None:
     from datetime import date
 
