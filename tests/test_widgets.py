@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import matplotlib
 import pandas as pd
@@ -160,3 +162,35 @@ def test_events_monitor_shows_callbacks_as_they_arrive() -> None:
         monitor.refresh_button.click()
         assert monitor.counts.value == "<b>3 events</b>: Receipt 2, Click 1"
         assert "MS2" in monitor.latest.value
+
+
+def test_events_monitor_with_auto_refreshes_by_itself_until_stopped() -> None:
+    import threading
+    import time
+
+    from _callbacks_helpers import receipt
+    from surveykit.widgets import EventsMonitor
+
+    def monitor_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "surveykit-events-monitor"]
+
+    def wait_until(condition: Any, seconds: float = 10.0) -> bool:
+        deadline = time.monotonic() + seconds  # bounded: fails instead of hanging
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return bool(condition())
+
+    with sk.listen() as listener:
+        monitor = EventsMonitor(listener, auto=True, interval=0.05)
+        try:
+            assert monitor.counts.value == "<i>no events yet</i>"
+            httpx.post(listener.url, json=receipt("MS1")).raise_for_status()
+            # No click on Refresh: the background thread picks the event up.
+            assert wait_until(lambda: "MS1" in monitor.latest.value)  # set after the counts
+            assert monitor.counts.value == "<b>1 events</b>: Receipt 1"
+        finally:
+            monitor.stop()
+        assert wait_until(lambda: not monitor_threads())
+        httpx.post(listener.url, json=receipt("MS2")).raise_for_status()
+        time.sleep(0.2)  # four intervals: a running thread would have refreshed by now
+        assert "MS2" not in monitor.latest.value
