@@ -64,3 +64,18 @@ def test_every_sanitize_rule_says_why() -> None:
         if line.startswith("regex: "):
             assert number > 0 and lines[number - 1].startswith("["), line
             assert number > 1 and lines[number - 2].startswith("#"), f"no comment above {line}"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=[p.name for p in NOTEBOOKS])
+def test_a_sentence_of_why_before_each_step(path: Path) -> None:
+    """Each code cell follows a markdown cell; a chart may follow the table it draws."""
+    cells = json.loads(path.read_text(encoding="utf-8"))["cells"]
+    bare = [
+        f"cell {n}: {''.join(cell['source']).splitlines()[0]}"
+        for n, cell in enumerate(cells)
+        if cell["cell_type"] == "code"
+        and n > 0
+        and cells[n - 1]["cell_type"] != "markdown"
+        and not "".join(cell["source"]).startswith("sk.plots.")
+    ]
+    assert not bare, "no markdown directly above: " + "; ".join(bare)
