@@ -375,6 +375,40 @@ def test_interrupt_stops_cleanly_and_resume_finishes(tmp_path: Path) -> None:
     assert max(platform.sends_per_destination().values()) == 1
 
 
+async def test_a_progress_function_sees_every_row_once(kind: str) -> None:
+    platform = FakePlatform()
+    platform.fail("447700900006", (400, BLOCKED))
+    seen: list[dict[str, int]] = []
+    options = {**SEND, "progress": seen.append}
+    result = await run(send_batch(client_for(platform, kind), people(), **options))
+    assert [sum(counts.values()) for counts in seen] == [1, 2, 3, 4, 5, 6]
+    assert seen[-1] == result.summary.to_dict()
+    assert seen[0] is not seen[1]  # a new dict each call, safe to keep
+
+
+def test_raising_keyboardinterrupt_in_progress_stops_between_rows(tmp_path: Path) -> None:
+    journal = tmp_path / "j.sqlite"
+    platform = FakePlatform()
+    df = pd.DataFrame({"mobileNumber": [f"4477009{i:05d}" for i in range(10)]})
+
+    def stop_after_four(counts: dict[str, int]) -> None:
+        if sum(counts.values()) == 4:
+            raise KeyboardInterrupt
+
+    options = {"message": "Hi", "source": "447700900999", "journal": journal}
+    client = client_for(platform, "sync")
+    with pytest.raises(BatchInterrupted) as caught:
+        send_batch(client, df, **options, concurrency=1, progress=stop_after_four)
+    partial = caught.value.result
+    assert partial.frame["outcome"].astype(str).tolist() == ["sent"] * 4 + ["skipped"] * 6
+    assert (partial.frame.loc[4:, "error"] == "interrupted").all()
+    assert partial.sent_now == len(platform.accepted) == 4
+    resumed = send_batch(client, df, **options, progress=False)
+    assert resumed.sent_now == 6  # exactly the rows the stop left, none of them unknown
+    assert (resumed.frame["outcome"] == "sent").all()
+    assert max(platform.sends_per_destination().values()) == 1
+
+
 async def test_lookup_frame_and_skip(kind: str, tmp_path: Path) -> None:
     platform = FakePlatform()
     df = pd.DataFrame(

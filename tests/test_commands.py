@@ -52,6 +52,39 @@ def test_results_of_an_unknown_survey_fails_clearly() -> None:
     assert "404" in result.output and "NOPE" in result.output
 
 
+def test_results_with_an_unknown_format_is_a_usage_error_naming_the_choices() -> None:
+    result = runner.invoke(
+        app, ["results", "CSAT-SMS-2026", "--format", "bogus"], env={"SURVEYKIT_BASE_URL": ""}
+    )
+    assert result.exit_code == 2, result.output
+    assert result.exception is None or isinstance(result.exception, SystemExit)
+    assert "Traceback" not in result.output
+    assert "'--format'" in result.output and "'bogus'" in result.output
+    assert all(name in result.output for name in ("CSV", "PIPE", "TAB", "XML", "JSON"))
+
+
+def test_results_format_is_case_insensitive() -> None:
+    assert "survey CSAT-SMS-2026: 12 respondents" in invoke(
+        "results", "CSAT-SMS-2026", "--format", "tab"
+    )
+
+
+def test_results_since_keeps_only_recent_respondents() -> None:
+    everyone = invoke("results", "CSAT-SMS-2026")
+    recent = invoke("results", "CSAT-SMS-2026", "--since", "2026-02-17")
+    assert "survey CSAT-SMS-2026: 12 respondents" in everyone
+    assert "survey CSAT-SMS-2026: 8 respondents" in recent
+
+
+def test_results_chart_as_svg(tmp_path: Path) -> None:
+    chart = tmp_path / "charts" / "funnel.svg"
+    output = invoke("results", "CSAT-SMS-2026", "--chart", str(chart))
+    assert f"wrote the funnel chart to {chart}" in output
+    svg = chart.read_text(encoding="utf-8")
+    assert svg.startswith("<?xml") and "<svg" in svg
+    assert "Response funnel: survey CSAT-SMS-2026" in svg
+
+
 def test_import_writes_every_rows_outcome(tmp_path: Path) -> None:
     source = tmp_path / "people.csv"
     source.write_text(

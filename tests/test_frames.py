@@ -100,6 +100,16 @@ def test_inferred_mapping_is_shown_in_plan_summary_and_reprs() -> None:
     assert "Given name" in page and "firstName" in page and "inferred" in page
 
 
+def test_plan_html_escapes_every_cell_of_the_mapping(monkeypatch: pytest.MonkeyPatch) -> None:
+    plan = plan_of({"<b>Store</b>": ["S1"], "Cell": ["+44 7911 123456"]})
+    assert "&lt;b&gt;Store&lt;/b&gt;" in plan._repr_html_()
+    # Today "how" is one of four plain words; it is text all the same, so it is escaped too.
+    lines = [("'Cell'", "mobileNumber", "<script>alert(1)</script>")]
+    monkeypatch.setattr(ImportPlan, "_mapping_lines", lambda self: lines)  # frozen instance
+    page = plan._repr_html_()
+    assert "<script>" not in page and "&lt;script&gt;alert(1)&lt;/script&gt;" in page
+
+
 def test_two_columns_for_one_field_is_an_error_naming_both() -> None:
     df = pd.DataFrame({"Phone": ["+447911123456"], "Mobile": ["+447911123457"]})
     with pytest.raises(ColumnMappingError, match=r"'Phone'.*'Mobile'.*mobileNumber"):

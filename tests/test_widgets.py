@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import httpx
 import matplotlib
 import pandas as pd
@@ -81,6 +83,49 @@ def test_real_send_needs_a_second_click(
     assert composer.result.summary.to_dict() == {"sent": 2, "rejected": 1}
 
 
+def test_send_moves_the_bar_and_counts_as_rows_finish(
+    client: sk.Client, people: pd.DataFrame
+) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    assert composer.progress in composer.widget.children[-1].children
+    assert (composer.progress.value, composer.progress.max) == (0, 3)
+    bar: list[int] = []
+    composer.progress.observe(lambda change: bar.append(change["new"]), names="value")
+    composer.test.value = False
+    composer.send_button.click()
+    assert bar == []  # armed, nothing sent yet
+    composer.send_button.click()
+    assert bar == [1, 2, 3]  # one step per row, as each got its outcome
+    assert composer.progress.value == len(people)
+    assert composer.outcomes.value == "sent 2, rejected 1"
+    assert composer.progress.bar_style == "success"
+
+
+def test_a_second_send_starts_the_bar_again(client: sk.Client, people: pd.DataFrame) -> None:
+    composer = BatchComposer(client, people.head(2), source="447700900999", message="Hi")
+    composer.send()
+    bar: list[int] = []
+    composer.progress.observe(lambda change: bar.append(change["new"]), names="value")
+    composer.send()
+    assert bar == [0, 1, 2]
+    assert composer.outcomes.value == "tested 2"
+
+
+def test_an_interrupted_send_keeps_the_rows_so_far(
+    client: sk.Client, people: pd.DataFrame, platform: FakePlatform
+) -> None:
+    from surveykit.batch import BatchInterrupted
+
+    platform.fail("447700900002", KeyboardInterrupt())
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    with pytest.raises(BatchInterrupted):
+        composer.send()
+    assert len(composer.result.frame) == len(people)
+    assert composer.progress.bar_style == "warning"
+    assert "Stopped" in composer.status.value and "Without a journal" in composer.status.value
+    assert not composer.send_button.disabled
+
+
 def test_results_explorer_follows_its_selectors() -> None:
     from datetime import date
 
@@ -117,3 +162,35 @@ def test_events_monitor_shows_callbacks_as_they_arrive() -> None:
         monitor.refresh_button.click()
         assert monitor.counts.value == "<b>3 events</b>: Receipt 2, Click 1"
         assert "MS2" in monitor.latest.value
+
+
+def test_events_monitor_with_auto_refreshes_by_itself_until_stopped() -> None:
+    import threading
+    import time
+
+    from _callbacks_helpers import receipt
+    from surveykit.widgets import EventsMonitor
+
+    def monitor_threads() -> list[threading.Thread]:
+        return [t for t in threading.enumerate() if t.name == "surveykit-events-monitor"]
+
+    def wait_until(condition: Any, seconds: float = 10.0) -> bool:
+        deadline = time.monotonic() + seconds  # bounded: fails instead of hanging
+        while not condition() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        return bool(condition())
+
+    with sk.listen() as listener:
+        monitor = EventsMonitor(listener, auto=True, interval=0.05)
+        try:
+            assert monitor.counts.value == "<i>no events yet</i>"
+            httpx.post(listener.url, json=receipt("MS1")).raise_for_status()
+            # No click on Refresh: the background thread picks the event up.
+            assert wait_until(lambda: "MS1" in monitor.latest.value)  # set after the counts
+            assert monitor.counts.value == "<b>1 events</b>: Receipt 1"
+        finally:
+            monitor.stop()
+        assert wait_until(lambda: not monitor_threads())
+        httpx.post(listener.url, json=receipt("MS2")).raise_for_status()
+        time.sleep(0.2)  # four intervals: a running thread would have refreshed by now
+        assert "MS2" not in monitor.latest.value

@@ -111,7 +111,13 @@ def results(
     """Fetch survey results: print a summary and the funnel, write the table and a chart."""
     import surveykit as sk
     from surveykit import analysis
+    from surveykit.models import ResultsFormat
 
+    allowed = [choice.value for choice in ResultsFormat]
+    if format.upper() not in allowed:
+        raise typer.BadParameter(
+            f"{format!r} is not one of {', '.join(allowed)}", param_hint="'--format'"
+        )
     if since is not None and since.tzinfo is None:
         from datetime import UTC
 

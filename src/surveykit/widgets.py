@@ -144,8 +144,9 @@ class BatchComposer(_Displayable):
     """Write a message template, see it rendered for real rows, then send.
 
     The preview (first rows, segments, rejections, send times) follows every edit. Sending
-    takes two clicks unless the test toggle is on; it runs
-    :func:`surveykit.send_batch` with a progress bar and keeps the result in ``.result``.
+    takes two clicks unless the test toggle is on; it runs :func:`surveykit.send_batch`,
+    moves ``.progress`` (a bar of rows with an outcome) and ``.outcomes`` (rows per outcome)
+    as rows finish, and keeps the result in ``.result``.
 
     Args:
         client: a sync :class:`~surveykit.Client`.
@@ -186,6 +187,10 @@ class BatchComposer(_Displayable):
         self.send_button = w.Button(description="Send", button_style="primary")
         self.preview = w.HTML()
         self.status = w.HTML()
+        # A widget bar, not tqdm: what a button's handler prints is not shown in JupyterLab,
+        # while a widget's new value is.
+        self.progress = w.IntProgress(value=0, min=0, max=max(len(df), 1), description="Rows")
+        self.outcomes = w.Label(value="")
         self.result: Any = None
         self._armed = False
         for control in (
@@ -207,6 +212,7 @@ class BatchComposer(_Displayable):
                 self.test,
                 self.preview,
                 w.HBox([self.send_button, self.status]),
+                w.HBox([self.progress, self.outcomes]),
             ]
         )
         self.update_preview()
@@ -265,17 +271,40 @@ class BatchComposer(_Displayable):
         self._armed = False
         self.send()
 
+    def _show_progress(self, counts: dict[str, int]) -> None:
+        from surveykit.batch import OUTCOMES
+
+        self.progress.value = sum(counts.values())
+        self.outcomes.value = ", ".join(f"{k} {counts[k]}" for k in OUTCOMES if counts.get(k))
+
     def send(self) -> Any:
         """Run the batch now with the current settings; returns and keeps the result."""
-        from surveykit.batch import send_batch
+        from surveykit.batch import BatchInterrupted, send_batch
 
         self.send_button.disabled = True
+        self.progress.max, self.progress.value = max(len(self.df), 1), 0
+        self.progress.bar_style, self.outcomes.value = "", ""
         try:
             self.result = send_batch(
-                self.client, self.df, **self._options(), test=self.test.value, journal=self.journal
+                self.client,
+                self.df,
+                **self._options(),
+                test=self.test.value,
+                journal=self.journal,
+                progress=self._show_progress,
             )
+        except BatchInterrupted as stopped:
+            self.result = stopped.result
+            self.progress.bar_style = "warning"
+            self.status.value = "Stopped: rows not started are <i>skipped</i>. " + (
+                "Send again to resume: the journal keeps the rows done."
+                if self.journal
+                else "Without a journal, sending again sends every row again."
+            )
+            raise
         finally:
             self.send_button.disabled = False
+        self.progress.bar_style = "success"
         counts = ", ".join(f"{k} {v}" for k, v in self.result.summary.items())
         self.status.value = html.escape(f"Done: {counts}")
         return self.result

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import asyncio
 import html
+import threading
 from collections import Counter
-from collections.abc import Awaitable, Iterator, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from os import PathLike
@@ -56,6 +57,9 @@ COLUMNS = [
 ]
 
 LINK_CHUNK = 100
+
+Progress = Callable[[dict[str, int]], None]
+"""A ``progress=`` function: called with the rows per outcome so far, once per finished row."""
 
 
 class BatchInterrupted(KeyboardInterrupt):
@@ -162,7 +166,7 @@ class _Batch:
         lookups: pd.DataFrame | None,
         rate: float | None,
         concurrency: int,
-        progress: bool,
+        progress: bool | Progress,
         start: datetime | None = None,
     ) -> None:
         if only not in (None, "failed"):
@@ -172,7 +176,9 @@ class _Batch:
         if concurrency < 1:
             raise ValueError("concurrency: must be at least 1")
         self.df, self.spec, self.only, self.resend_unknown = df, spec, only, resend_unknown
-        self.concurrency, self.progress = concurrency, progress
+        self.concurrency = concurrency
+        self.progress = bool(progress) and not callable(progress)
+        self.on_row: Progress | None = progress if callable(progress) else None
         self.bucket = TokenBucket(rate)
         self.skip = skip_mask(df, skip, lookups)
         self.journal = Journal(journal) if journal is not None else None
@@ -189,6 +195,9 @@ class _Batch:
         self.sent_now = 0
         self.bar: Any = None
         self.counts: Counter[str] = Counter()
+        # Rows decided without a request tick from the thread taking the next row, sent rows
+        # from the one finishing theirs: one lock keeps the counts and the calls in order.
+        self.tick_lock = threading.Lock()
 
     # Short links
 
@@ -321,10 +330,13 @@ class _Batch:
         self._tick(result.outcome)
 
     def _tick(self, outcome: str) -> None:
-        self.counts[outcome] += 1
-        if self.bar is not None:
-            self.bar.update(1)
-            self.bar.set_postfix(dict(self.counts), refresh=False)
+        with self.tick_lock:
+            self.counts[outcome] += 1
+            if self.bar is not None:
+                self.bar.update(1)
+                self.bar.set_postfix(dict(self.counts), refresh=False)
+            if self.on_row is not None:
+                self.on_row(dict(self.counts))
 
     def result(self, *, interrupted: bool = False) -> BatchResult:
         """The per-row result frame, indexed like the input."""
@@ -441,7 +453,7 @@ def send_batch(
     concurrency: int = 8,
     rate: float | None = None,
     journal: str | PathLike[str] | None = None,
-    progress: bool = True,
+    progress: bool | Progress = True,
 ) -> BatchResult | Awaitable[BatchResult]:
     """Send one personalised message to each row of ``df`` and return every row's outcome.
 
@@ -482,7 +494,12 @@ def send_batch(
         rate: the most requests per second (a token bucket); None for no limit.
         journal: an SQLite file recording every row before and after its request; re-run
             with the same file to resume without sending anything twice.
-        progress: show a progress bar with counts per outcome.
+        progress: show a progress bar (tqdm) with counts per outcome; False for none; or
+            a function to call instead, each time a row gets its outcome, with the rows per
+            outcome so far (a new dict each call; the values add up to ``len(df)`` at the
+            end). It runs on the thread or task that finished the row, one call at a time,
+            so keep it short (widgets use it to move their own bar). With a sync client,
+            raising KeyboardInterrupt in it stops the batch as Ctrl-C does.
 
     Outcomes: sent, tested (``test=True``), blocked, landline, invalid, rejected (refused by
     a rule, before sending or by the platform with a 400: a missing template value, a

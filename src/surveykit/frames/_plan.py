@@ -205,7 +205,7 @@ class ImportPlan:
             "<table><tr><th>column</th><th>property</th><th>how</th></tr>",
         ]
         parts += [
-            f"<tr><td>{html.escape(c)}</td><td>{html.escape(t)}</td><td>{how}</td></tr>"
+            f"<tr><td>{html.escape(c)}</td><td>{html.escape(t)}</td><td>{html.escape(how)}</td></tr>"
             for c, t, how in self._mapping_lines()
         ]
         parts.append("</table>")
