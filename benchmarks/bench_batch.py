@@ -4,9 +4,11 @@
                                      [--concurrency 1,8,32,64] [--client sync|async|both]
 
 For each concurrency: messages per second with the journal off and on, the ratio to the
-bound (concurrency / latency) and to a plain sequential httpx loop measured in the same run,
-the batch process's RSS growth, and the CPU time per message of the batch process and of
-the sandbox server (on a small machine they share, CPU is the limit, not latency).
+bound (concurrency / latency), to a plain sequential httpx loop and to a bare aiohttp loop
+at the same concurrency (the machine's ceiling: no surveykit, the same server), all
+measured in the same run, the batch process's RSS growth, and the CPU time per message of
+the batch process and of the sandbox server (on a small machine they share, CPU is the
+limit, not latency).
 Concurrency 1 and the sequential loop are measured on a sample (``--sample``), since
 10,000 messages at 20 ms each would take over three minutes.
 Goals: at least 80% of the bound at concurrency 32; journal overhead at most 10%; memory
@@ -64,6 +66,30 @@ def sequential_httpx(base_url: str, token: str, n: int) -> float:
         return n / (time.perf_counter() - started)
 
 
+def bare_aiohttp(base_url: str, token: str, n: int, concurrency: int, offset: int) -> float:
+    """The machine's ceiling: the same sends from a bare aiohttp loop, no surveykit at all."""
+    import aiohttp
+
+    async def run() -> float:
+        rows = iter(range(n))
+        headers = {"Authorization": f"Basic {token}"}
+        async with aiohttp.ClientSession() as session:
+            async def worker() -> None:
+                for i in rows:
+                    body = {"source": "447700900999", "destination": f"44795{offset + i:07d}",
+                            "message": "Survey time", "reply": False}
+                    async with session.post(f"{base_url}/v3.2/Message", json=body,
+                                            headers=headers) as response:
+                        await response.read()
+                        response.raise_for_status()
+
+            started = time.perf_counter()
+            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            return n / (time.perf_counter() - started)
+
+    return asyncio.run(run())
+
+
 def cpu_seconds(pid: int | None = None) -> float:
     """User + system CPU seconds of this process, or of process ``pid``."""
     if pid is None:
@@ -109,9 +135,21 @@ def main() -> None:
         baseline = sequential_httpx(base_url, token, args.sample)
         print(f"baseline: plain sequential httpx loop: {baseline:,.1f} msg/s "
               f"({args.sample} messages)\n")
+        ceilings = {}
+        for concurrency in levels:
+            n = args.sample if concurrency == 1 else args.messages
+            control.post("/_sandbox/reset").raise_for_status()
+            control.post("/_sandbox/faults", json={
+                "route": "/v3.2/Message", "latency": args.latency}).raise_for_status()
+            ceilings[concurrency] = bare_aiohttp(base_url, token, n, concurrency, offset)
+            offset += n
+            print(f"ceiling: bare aiohttp loop at concurrency {concurrency}: "
+                  f"{ceilings[concurrency]:,.1f} msg/s "
+                  f"({ceilings[concurrency] / (concurrency / args.latency):.0%} of bound)")
+        print()
         header = (f"{'client':6} {'conc':>4} {'msgs':>6} {'journal':>7} {'msg/s':>9} "
-                  f"{'of bound':>8} {'x seq':>7} {'rss +MiB':>8} {'cpu ms/msg':>10} "
-                  f"{'sandbox ms/msg':>14}")
+                  f"{'of bound':>8} {'x seq':>7} {'x bare':>6} {'rss +MiB':>8} "
+                  f"{'cpu ms/msg':>10} {'sandbox ms/msg':>14}")
         print(header)
         print("-" * len(header))
         kinds = ["sync", "async"] if args.client == "both" else [args.client]
@@ -138,7 +176,8 @@ def main() -> None:
                     rates[journaled] = rate
                     print(f"{kind:6} {concurrency:>4} {n:>6} {'on' if journaled else 'off':>7} "
                           f"{rate:>9,.1f} {rate / bound:>8.0%} {rate / baseline:>7.1f} "
-                          f"{grown:>8.1f} {ours:>10.2f} {theirs:>14.2f}")
+                          f"{rate / ceilings[concurrency]:>6.2f} {grown:>8.1f} {ours:>10.2f} "
+                          f"{theirs:>14.2f}")
                 overhead = 1 - rates[True] / rates[False]
                 print(f"{'':6} {concurrency:>4} journal overhead {overhead:+.1%}")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
