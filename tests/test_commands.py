@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import socket
 import subprocess
 import sys
@@ -330,3 +331,23 @@ def test_import_when_the_platform_is_unreachable_reports_every_row_and_fails(
     outcome = pd.read_csv(tmp_path / "people.csv.import.csv", dtype=str)
     assert outcome["status"].tolist() == ["not sent", "rejected"]
     assert outcome.loc[0, "reason"].startswith("never reached the platform")
+
+
+def test_results_files_are_written_even_when_the_reader_stops_early(tmp_path: Path) -> None:
+    # As `surveykit results --out ... | head -1` when head has already gone: the pipe's
+    # reading end is closed before the command prints anything.
+    read_end, write_end = os.pipe()
+    os.close(read_end)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "surveykit.cli", "results",
+             "--out", str(tmp_path / "r.csv"), "--chart", str(tmp_path / "f.png")],
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    finally:
+        os.close(write_end)
+    assert done.returncode != 0  # printing failed, and says so with the exit code
+    assert len(pd.read_csv(tmp_path / "r.csv")) == 31
+    assert (tmp_path / "f.png").read_bytes()[:4] == b"\x89PNG"

@@ -129,11 +129,26 @@ def results(
         raise _fail(str(exc)) from None
     questions = analysis.question_columns(frame)
     name = "all surveys" if survey == "*" else f"survey {survey}"
+    by = _survey_column(frame)
+    # The files are written before anything is printed, so a reader that stops early
+    # (`surveykit results --out x.csv | head`) still gets them.
+    wrote: list[str] = []
+    if out is not None:
+        _write(frame, out)
+        wrote.append(f"wrote {len(frame):,} rows to {out}")
+    if chart is not None:
+        from surveykit import plots
+
+        if not len(frame):
+            raise _fail("no results to chart")
+        chart.parent.mkdir(parents=True, exist_ok=True)
+        figure = plots.plot_funnel(frame, by=by, title=f"Response funnel: {name}")
+        figure.savefig(chart, dpi=120)
+        wrote.append(f"wrote the funnel chart to {chart}")
     typer.echo(
         f"{name}: {len(frame):,} respondents, {len(frame.columns)} columns "
         f"({len(questions)} questions: {', '.join(questions)})"
     )
-    by = _survey_column(frame)
     if len(frame):
         typer.echo(analysis.response_funnel(frame, by=by).to_string(index=False))
         groups = list(frame.groupby(by, observed=True)) if by else [(survey, frame)]
@@ -146,18 +161,8 @@ def results(
                 if analysis.is_nps_scale(part[question]):
                     line += f", NPS {analysis.nps(part, question).iloc[0]['nps']:+.0f}"
                 typer.echo(line)
-    if out is not None:
-        _write(frame, out)
-        typer.echo(f"wrote {len(frame):,} rows to {out}")
-    if chart is not None:
-        from surveykit import plots
-
-        if not len(frame):
-            raise _fail("no results to chart")
-        chart.parent.mkdir(parents=True, exist_ok=True)
-        figure = plots.plot_funnel(frame, by=by, title=f"Response funnel: {name}")
-        figure.savefig(chart, dpi=120)
-        typer.echo(f"wrote the funnel chart to {chart}")
+    for line in wrote:
+        typer.echo(line)
 
 
 def _survey_column(frame: pd.DataFrame) -> str | None:
