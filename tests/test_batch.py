@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import inspect
 import itertools
 import sqlite3
@@ -17,6 +18,7 @@ import surveykit as sk
 from _fake_platform import BLOCKED, LANDLINE, FakePlatform
 from surveykit.batch import (
     BatchInterrupted,
+    BatchResult,
     JournalMismatchError,
     lookup_frame,
     preview_batch,
@@ -405,6 +407,41 @@ def test_raising_keyboardinterrupt_in_progress_stops_between_rows(tmp_path: Path
     assert partial.sent_now == len(platform.accepted) == 4
     resumed = send_batch(client, df, **options, progress=False)
     assert resumed.sent_now == 6  # exactly the rows the stop left, none of them unknown
+    assert (resumed.frame["outcome"] == "sent").all()
+    assert max(platform.sends_per_destination().values()) == 1
+
+
+def test_keyboardinterrupt_in_progress_stops_an_async_batch_inside_its_own_task(
+    tmp_path: Path,
+) -> None:
+    journal = tmp_path / "j.sqlite"
+    platform = FakePlatform()
+    df = pd.DataFrame({"mobileNumber": [f"4477009{i:05d}" for i in range(20)]})
+
+    def stop_after_four(counts: dict[str, int]) -> None:
+        if sum(counts.values()) == 4:
+            raise KeyboardInterrupt
+
+    options = {"message": "Hi", "source": "447700900999", "journal": journal}
+
+    async def interrupted() -> BatchResult:
+        try:
+            await send_batch(
+                client_for(platform, "async"), df, **options, concurrency=4,
+                progress=stop_after_four,
+            )
+        except BatchInterrupted as stop:
+            return stop.result
+        raise AssertionError("the batch was not interrupted")
+
+    # Raised in a worker task, the interrupt used to escape the event loop as well.
+    partial = asyncio.run(interrupted())
+    done = partial.frame["outcome"].astype(str)
+    assert 4 <= (done == "sent").sum() <= 7  # rows in flight finish, none starts after
+    assert (done[done != "sent"] == "skipped").all()
+    assert partial.sent_now == len(platform.accepted)
+    resumed = asyncio.run(send_batch(client_for(platform, "async"), df, **options, progress=False))
+    assert resumed.sent_now == 20 - partial.sent_now  # none left unknown
     assert (resumed.frame["outcome"] == "sent").all()
     assert max(platform.sends_per_destination().values()) == 1
 

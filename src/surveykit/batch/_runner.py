@@ -267,11 +267,27 @@ async def run_async(
     concurrency: int,
     on_done: Callable[[RowOutcome], None],
 ) -> None:
-    """Run row flows as ``concurrency`` worker tasks pulling from one iterator."""
+    """Run row flows as ``concurrency`` worker tasks pulling from one iterator.
+
+    A KeyboardInterrupt raised by ``on_done`` (a progress function's way to stop) stops
+    the workers between rows, as on the sync side: rows in flight finish, no new row
+    starts, and the interrupt is raised here, in the caller's task.
+    """
+    interrupts: list[KeyboardInterrupt] = []
 
     async def worker() -> None:
         for flow in flows:  # a shared iterator: each flow is taken by one worker
-            on_done(await drive_async(client, flow))
+            if interrupts:
+                flow.close()
+                return
+            outcome = await drive_async(client, flow)
+            try:
+                on_done(outcome)
+            except KeyboardInterrupt as stop:
+                # Raised inside a worker task, asyncio would re-raise it out of the
+                # event loop itself (the notebook's, with top-level await).
+                interrupts.append(stop)
+                return
 
     tasks = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
     try:
@@ -281,3 +297,5 @@ async def run_async(
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
         raise
+    if interrupts:
+        raise interrupts[0]
