@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import ssl
 from collections.abc import AsyncIterator
-from typing import Any
 
 import aiohttp
 import httpx
@@ -35,6 +35,7 @@ CHUNK_SIZE = 64 * 1024
 
 # Order matters: the first class that matches wins, so subclasses come before their bases.
 _NEVER_SENT: tuple[tuple[type[BaseException], type[httpx.TransportError]], ...] = (
+    (aiohttp.InvalidURL, httpx.LocalProtocolError),
     (aiohttp.ConnectionTimeoutError, httpx.ConnectTimeout),
     (aiohttp.ClientConnectorError, httpx.ConnectError),
 )
@@ -58,13 +59,20 @@ def httpx_error(exc: BaseException, request: httpx.Request) -> httpx.TransportEr
     return None
 
 
-def client_timeout(request: httpx.Request) -> aiohttp.ClientTimeout:
-    """The aiohttp timeouts of ``request``: pool wait plus connect, connect, and read."""
+def client_timeout(request: httpx.Request, *, streamed: bool = False) -> aiohttp.ClientTimeout:
+    """The aiohttp timeouts of ``request``: pool wait plus connect, connect, and read.
+
+    aiohttp has no write timeout, so an answer read whole must also come within the sum
+    of httpx's four timeouts (a peer that stops reading a large body cannot hang a send).
+    A streamed download has no overall limit; each read still has one.
+    """
     timeout: dict[str, float | None] = request.extensions.get("timeout", {})
     pool, connect = timeout.get("pool"), timeout.get("connect")
     acquire = None if pool is None or connect is None else pool + connect
+    parts = [timeout.get(name) for name in ("pool", "connect", "write", "read")]
+    total = None if streamed or None in parts else sum(p for p in parts if p is not None)
     return aiohttp.ClientTimeout(
-        total=None, connect=acquire, sock_connect=connect, sock_read=timeout.get("read")
+        total=total, connect=acquire, sock_connect=connect, sock_read=timeout.get("read")
     )
 
 
@@ -100,23 +108,22 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
 
     def __init__(self, limits: httpx.Limits, *, verify: ssl.SSLContext | None = None) -> None:
         self._limits = limits
-        self._tls = verify if verify is not None else httpx.create_ssl_context()
-        self._session: aiohttp.ClientSession | None = None
-        self._loop: asyncio.AbstractEventLoop | None = None
+        self._sessions: dict[asyncio.AbstractEventLoop, aiohttp.ClientSession] = {}
         self._fallback: AsyncShardedTransport | None = None
+        self._tls = verify if verify is not None else httpx.create_ssl_context()
 
     def _session_for(self, loop: asyncio.AbstractEventLoop) -> aiohttp.ClientSession:
-        session = self._session
-        # A session belongs to the loop it was made in; a new loop (a second asyncio.run)
-        # gets a new one.
-        if session is None or session.closed or self._loop is not loop:
-            if session is not None:
-                _let_go(session)
+        # A session belongs to the loop it was made in: each loop (a second asyncio.run,
+        # another thread's loop) gets its own, and those of closed loops are let go.
+        for old in [old for old in self._sessions if old.is_closed()]:
+            _let_go(self._sessions.pop(old))
+        session = self._sessions.get(loop)
+        if session is None or session.closed:
+            keepalive = {} if self._limits.keepalive_expiry is None else {
+                "keepalive_timeout": self._limits.keepalive_expiry}
             connector = aiohttp.TCPConnector(
-                limit=self._limits.max_connections or 0,
-                limit_per_host=0,
-                keepalive_timeout=self._limits.keepalive_expiry or 0,
-                ssl=self._tls,
+                limit=self._limits.max_connections or 0, limit_per_host=0, ssl=self._tls,
+                **keepalive,  # type: ignore[arg-type]
             )
             session = aiohttp.ClientSession(
                 connector=connector,
@@ -125,7 +132,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 skip_auto_headers=("User-Agent", "Accept", "Accept-Encoding", "Content-Type"),
                 trust_env=False,  # httpx routes proxied URLs to its own transports
             )
-            self._session, self._loop = session, loop
+            self._sessions[loop] = session
         return session
 
     async def handle_async_request(self, request: httpx.Request) -> httpx.Response:
@@ -135,24 +142,29 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 self._fallback = AsyncShardedTransport(self._limits)
             return await self._fallback.handle_async_request(request)
         session = self._session_for(asyncio.get_running_loop())
-        body: Any = request.content if not _streamed(request) else _chunks(request)
+        streamed = bool(request.extensions.get(STREAM_EXTENSION))
+        headers = _headers(request)  # refuses what cannot be sent, before connecting
+        if not isinstance(request.stream, httpx.ByteStream):
+            # A streamed request body is read whole: it goes with a length, not chunked.
+            headers = [(k, v) for k, v in headers if k.lower() != "transfer-encoding"]
+        body = await request.aread()
         try:
             response = await session.request(
                 request.method,
                 URL(str(request.url), encoded=True),
-                headers=_headers(request),
-                data=body,
+                headers=headers,
+                data=body or None,
                 allow_redirects=False,
-                timeout=client_timeout(request),
+                timeout=client_timeout(request, streamed=streamed),
             )
-            headers = list(response.raw_headers)
+            answer_headers = list(response.raw_headers)
             extensions = {
                 "http_version": b"HTTP/1.1",
                 "reason_phrase": (response.reason or "").encode("latin-1", "replace"),
             }
-            if request.extensions.get(STREAM_EXTENSION):
+            if streamed:
                 return httpx.Response(
-                    response.status, headers=headers, stream=_Body(response, request),
+                    response.status, headers=answer_headers, stream=_Body(response, request),
                     extensions=extensions,
                 )
             try:
@@ -165,25 +177,32 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 raise
             raise mapped from exc
         return httpx.Response(
-            response.status, headers=headers, stream=httpx.ByteStream(content),
+            response.status, headers=answer_headers, stream=httpx.ByteStream(content),
             extensions=extensions,
         )
 
     async def aclose(self) -> None:
-        """Close the connections."""
-        if self._session is not None and not self._session.closed:
-            if self._loop is asyncio.get_running_loop():
-                await self._session.close()
+        """Close the connections (of every loop this transport was used in)."""
+        running = asyncio.get_running_loop()
+        sessions, self._sessions = self._sessions, {}
+        for loop, session in sessions.items():
+            if session.closed:
+                continue
+            if loop is running:
+                await session.close()
+            elif loop.is_running():  # another thread's loop: close it there
+                asyncio.run_coroutine_threadsafe(session.close(), loop)
             else:
-                _let_go(self._session)
+                _let_go(session)
         if self._fallback is not None:
             await self._fallback.aclose()
 
     def __del__(self) -> None:
         # A client dropped without aclose() (common in notebooks) closes its sockets here
         # rather than leave aiohttp to print "Unclosed client session" at exit.
-        if self._session is not None and not self._session.closed:
-            _let_go(self._session)
+        for session in getattr(self, "_sessions", {}).values():
+            if not session.closed:
+                _let_go(session)
 
 
 def _let_go(session: aiohttp.ClientSession) -> None:
@@ -200,15 +219,16 @@ def on_asyncio() -> bool:
     return sniffio.current_async_library() == "asyncio"
 
 
+# What aiohttp refuses in a header (RFC 9110 5.5), checked before anything is sent.
+_FORBIDDEN_IN_HEADERS = re.compile(r"[\x00-\x08\x0a-\x1f\x7f]")
+
+
 def _headers(request: httpx.Request) -> list[tuple[str, str]]:
-    return [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
-
-
-def _streamed(request: httpx.Request) -> bool:
-    return not isinstance(request.stream, httpx.ByteStream)
-
-
-async def _chunks(request: httpx.Request) -> AsyncIterator[bytes]:
-    assert isinstance(request.stream, httpx.AsyncByteStream)
-    async for chunk in request.stream:
-        yield chunk
+    pairs = [(k.decode("latin-1"), v.decode("latin-1")) for k, v in request.headers.raw]
+    for name, value in pairs:
+        if _FORBIDDEN_IN_HEADERS.search(name) or _FORBIDDEN_IN_HEADERS.search(value):
+            # The value is not quoted: it may be a credential.
+            raise httpx.LocalProtocolError(
+                f"header {name!r} has a control character; nothing was sent", request=request
+            )
+    return pairs
