@@ -209,3 +209,33 @@ def test_wait_for_returns_when_enough_events_arrive(store: EventStore) -> None:
     finally:
         writer.join(30)
     assert store.wait_for(10, timeout=0.05) == 3
+
+
+def test_a_schema_1_store_is_rekeyed_so_a_later_retry_is_still_a_duplicate(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "v1.sqlite"
+    with EventStore(path) as store:
+        store.record(stop_from("447700900001"))
+        store.record(payload(receipt("MS1")))
+    # As the previous version wrote them: (MessageID, Type, Timestamp, Status) for every event.
+    conn = sqlite3.connect(path)
+    conn.execute(
+        "UPDATE events SET identity = "
+        "json_array(message_id, type, timestamp, status) WHERE message_id = 'Unknown'"
+    )
+    real_key = conn.execute("SELECT identity FROM events WHERE message_id = 'MS1'").fetchone()
+    conn.execute("PRAGMA user_version=1")
+    conn.commit()
+    conn.close()
+    with EventStore(path) as store:
+        retry = store.record(stop_from("447700900001"))
+        other = store.record(stop_from("447700900002"))
+        assert (retry.deliveries, other.is_new) == (2, True)
+        assert store.count() == 3
+    conn = sqlite3.connect(path)
+    assert conn.execute("PRAGMA user_version").fetchone()[0] == 2
+    assert conn.execute("SELECT identity FROM events WHERE message_id = 'MS1'").fetchone() == (
+        real_key
+    )
+    conn.close()

@@ -39,7 +39,8 @@ ReplyState = Literal["none", "pending", "done"]
 STRING_DTYPE: Final = pd.StringDtype("pyarrow")
 DATETIME_DTYPE: Final = pd.DatetimeTZDtype("us", "UTC")
 
-_SCHEMA_VERSION = 1
+_SCHEMA_VERSION = 2
+"""2: events without a real MessageID are keyed by their content (1 keyed them like the rest)."""
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS events (
     event_id         INTEGER PRIMARY KEY,
@@ -171,6 +172,20 @@ def delivery_identity(payload: CallbackPayload) -> str:
     return json.dumps([payload.message_id, _type_name(payload), stamp, payload.status])
 
 
+def _rekey_placeholder_events(conn: sqlite3.Connection) -> None:
+    """Give schema-1 events without a real MessageID the identity schema 2 gives them.
+
+    Otherwise a platform retry arriving after the upgrade would be stored as a new event.
+    """
+    rows = conn.execute("SELECT event_id, message_id, payload FROM events").fetchall()
+    for event_id, message_id, payload in rows:
+        if is_placeholder_id(message_id):
+            identity = delivery_identity(CallbackPayload.model_validate_json(payload))
+            conn.execute(
+                "UPDATE events SET identity = ? WHERE event_id = ?", (identity, event_id)
+            )
+
+
 @dataclass(frozen=True)
 class Recorded:
     """What the store knows about an event right after a delivery was committed."""
@@ -285,12 +300,14 @@ class EventStore:
         conn.execute("BEGIN IMMEDIATE")
         try:
             version = conn.execute("PRAGMA user_version").fetchone()[0]
-            if version not in (0, _SCHEMA_VERSION):
+            if version not in (0, 1, _SCHEMA_VERSION):
                 raise ValueError(
                     f"db: {self._path} holds event store schema {version}; "
                     f"this surveykit reads schema {_SCHEMA_VERSION}"
                 )
             conn.execute(_SCHEMA)
+            if version == 1:
+                _rekey_placeholder_events(conn)
             conn.execute(f"PRAGMA user_version={_SCHEMA_VERSION}")
             conn.execute("COMMIT")
         except BaseException:
