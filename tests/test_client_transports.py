@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import threading
 import time
@@ -115,6 +116,28 @@ def test_closing_the_response_early_stops_the_app(raw: Callable[[Any], httpx.Cli
     with raw(app).stream("GET", "/") as response:
         assert next(response.iter_raw()) == b"x"
     assert stopped.wait(WAIT)
+
+
+def test_a_response_dropped_unread_stops_the_app(raw: Callable[[Any], httpx.Client]) -> None:
+    stopped = threading.Event()
+
+    async def app(scope: dict[str, Any], receive: Receive, send: Send) -> None:
+        await receive()
+        await start(send)
+        try:
+            for _ in range(100_000):
+                await send({"type": "http.response.body", "body": b"x", "more_body": True})
+        except asyncio.CancelledError:
+            stopped.set()
+            raise
+        await send({"type": "http.response.body", "body": b"", "more_body": False})
+
+    client = raw(app)
+    response = client.send(client.build_request("GET", "/"), stream=True)
+    assert next(response.iter_raw()) == b"x"
+    del response  # neither read to the end nor closed
+    gc.collect()
+    assert stopped.wait(WAIT), "the app still waits on a full queue"
 
 
 def test_errors_before_the_response_are_raised_by_the_request_after_it_by_the_read(

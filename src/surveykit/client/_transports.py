@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import threading
 import weakref
 from collections.abc import Iterator
@@ -16,6 +17,9 @@ MAX_QUEUED_CHUNKS: Final = 8
 
 The reader takes what is queued in one trip to the loop, so the app runs at most about
 twice this many chunks ahead of what the caller has consumed."""
+
+READ_RECHECK_SECONDS: Final = 1.0
+"""How often a reader waiting for the next chunk checks that the loop still runs."""
 
 _END: Final = object()
 """Queued after the app returned: the body is complete."""
@@ -50,12 +54,25 @@ class _PortalStream(httpx.SyncByteStream):
             items.append(self._chunks.get_nowait())
         return items
 
+    def _fetch(self) -> list[object]:
+        if not self._loop.is_running():  # the transport was closed: nothing would answer
+            raise httpx.ReadError("the in-process transport was closed mid-response")
+        pending = asyncio.run_coroutine_threadsafe(self._next(), self._loop)
+        while True:
+            try:
+                return pending.result(timeout=READ_RECHECK_SECONDS)
+            except concurrent.futures.TimeoutError:
+                # A slow app is fine; a loop stopped after the check above would never answer.
+                if not self._loop.is_running():
+                    pending.cancel()
+                    raise httpx.ReadError(
+                        "the in-process transport was closed mid-response"
+                    ) from None
+
     def __iter__(self) -> Iterator[bytes]:
         """Yield the body as the app sends it; raise what the app raised after starting."""
         while True:
-            if not self._loop.is_running():  # the transport was closed: nothing would answer
-                raise httpx.ReadError("the in-process transport was closed mid-response")
-            for item in asyncio.run_coroutine_threadsafe(self._next(), self._loop).result():
+            for item in self._fetch():
                 if item is _END:
                     return
                 if isinstance(item, BaseException):
@@ -65,7 +82,12 @@ class _PortalStream(httpx.SyncByteStream):
 
     def close(self) -> None:
         """Stop the app if it is still sending (the reader gave up before the end)."""
-        self._call.cancel()
+        with contextlib.suppress(RuntimeError):  # the loop is already closed
+            self._call.cancel()
+
+    def __del__(self) -> None:
+        # A response dropped unread must not leave the app waiting on a full queue forever.
+        self.close()
 
 
 class ASGIPortalTransport(httpx.BaseTransport):
@@ -86,6 +108,9 @@ class ASGIPortalTransport(httpx.BaseTransport):
         self._app = app
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock = threading.Lock()
+        # The app calls still running: held here so that a response dropped unread is
+        # collected alone, and its stream's __del__ can cancel a call that is still alive.
+        self._calls: set[concurrent.futures.Future[None]] = set()
 
     def _get_loop(self) -> asyncio.AbstractEventLoop:
         with self._lock:
@@ -127,6 +152,8 @@ class ASGIPortalTransport(httpx.BaseTransport):
         call = asyncio.run_coroutine_threadsafe(
             self._run(scope, body, started, chunks), loop
         )
+        self._calls.add(call)
+        call.add_done_callback(self._calls.discard)
         try:
             status, headers = started.result()
         except concurrent.futures.CancelledError:
