@@ -241,6 +241,9 @@ def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None
         pytest.param({"reference": "G", "rows": "many"}, "rows", id="rows-text"),
         pytest.param({"reference": "G", "rows": True}, "rows", id="rows-bool"),
         pytest.param({"reference": "G", "rows": 1, "questions": 0}, "questions", id="questions"),
+        pytest.param(
+            {"reference": "G", "rows": 1, "questions": 501}, "questions", id="questions-too-many"
+        ),
         pytest.param({"reference": "G", "rows": 1, "seed": 1.5}, "seed", id="seed"),
         pytest.param({"reference": "G", "rows": 1, "nasty": "yes"}, "nasty", id="nasty"),
         pytest.param({"reference": "G", "rows": 1, "surveyId": 0}, "surveyId", id="survey-id"),

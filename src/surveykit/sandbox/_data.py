@@ -163,6 +163,10 @@ def load_sample_data() -> SampleData:
     return data
 
 
+MAX_GENERATED_QUESTIONS = 500
+"""A generated survey's question limit: each question is a column of every row."""
+
+
 def _whole(name: str, value: object, minimum: int | None) -> int:
     # bool is an int in Python, never a count or an id here.
     if isinstance(value, bool) or not isinstance(value, int):
@@ -193,6 +197,10 @@ def generated_survey(
         raise ValueError(f"reference: expected a survey reference, got {reference!r}")
     rows = _whole("rows", rows, 0)
     questions = _whole("questions", questions, 1)
+    if questions > MAX_GENERATED_QUESTIONS:
+        raise ValueError(
+            f"questions: expected at most {MAX_GENERATED_QUESTIONS}, got {questions}"
+        )
     seed = _whole("seed", seed, None)
     survey_id = _whole("survey_id", survey_id, 1)
     if not isinstance(nasty, bool):
