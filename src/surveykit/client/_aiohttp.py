@@ -8,7 +8,9 @@ Errors are mapped to httpx's so that "never sent twice" keeps holding: only a fa
 get a connection (refused, DNS, TLS handshake, connect or pool timeout) becomes an
 ``httpx.ConnectError``/``ConnectTimeout``, which callers may retry; anything that happens
 once the request may have left (a hang-up, a reset, a read timeout, a bad response) becomes
-an error whose outcome is unknown. aiohttp itself never resends a POST.
+an error whose outcome is unknown. aiohttp resends a request by itself only when it is
+idempotent (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) and a reused connection turned out to
+be closed; never a POST, which every send is.
 
 Under an event loop other than asyncio's (trio through anyio), requests go through
 :class:`~surveykit.client._pool.AsyncShardedTransport` instead.
