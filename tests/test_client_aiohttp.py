@@ -59,6 +59,19 @@ def accepted(server: ServedSandbox) -> Counter[str]:
     return Counter(str(entry["destination"]) for entry in entries)
 
 
+def send_one(base_url: str, token: str, destination: str, **options: Any) -> str:
+    """Send one message from a fresh async client in its own event loop; its MessageID."""
+
+    async def send() -> str:
+        async with sk.AsyncClient(base_url, token, **options) as client:
+            answer = await client.messages.send(
+                destination=destination, source=SOURCE, message="Hi", reply=False
+            )
+            return answer.message_id
+
+    return asyncio.run(send())
+
+
 def test_remote_async_clients_send_over_aiohttp_with_the_clients_limits() -> None:
     client = sk.AsyncClient("https://api.example.test", "t")
     transport = transport_of(client)
@@ -168,17 +181,11 @@ def test_a_refused_connection_is_reported_as_not_sent() -> None:
         probe.bind(("127.0.0.1", 0))
         port = probe.getsockname()[1]  # closed when the block ends: nothing listens there
 
-    async def send() -> None:
-        async with sk.AsyncClient(
-            f"http://127.0.0.1:{port}", "t", allow_insecure_http=True,
-            retry=sk.RetryPolicy(max_retries=1, backoff_base=0.0),
-        ) as client:
-            await client.messages.send(
-                destination="447911124100", source=SOURCE, message="Hi", reply=False
-            )
-
     with pytest.raises(sk.APIConnectionError, match="could not connect") as caught:
-        asyncio.run(send())
+        send_one(
+            f"http://127.0.0.1:{port}", "t", "447911124100", allow_insecure_http=True,
+            retry=sk.RetryPolicy(max_retries=1, backoff_base=0.0),
+        )
     assert not isinstance(caught.value, sk.OutcomeUnknownError)
 
 
@@ -189,15 +196,9 @@ def test_a_read_timeout_on_a_send_is_outcome_unknown_and_not_resent(
     with control(served) as http:
         http.post("/_sandbox/faults", json={"route": "/v3.2/Message", "latency": 0.6, "times": 1})
 
-    async def send() -> None:
-        async with sk.AsyncClient(served.base_url, served.token, timeout=0.2) as client:
-            await client.messages.send(
-                destination=destination, source=SOURCE, message="Hi", reply=False
-            )
-
     try:
         with pytest.raises(sk.OutcomeUnknownError, match="ReadTimeout"):
-            asyncio.run(send())
+            send_one(served.base_url, served.token, destination, timeout=0.2)
         deadline = time.monotonic() + 10
         while accepted(served)[destination] == 0 and time.monotonic() < deadline:
             time.sleep(0.05)  # the server finishes the slow request after we gave up
@@ -342,16 +343,9 @@ def test_bodies_go_with_their_length_and_a_get_has_none(gzip_server: str) -> Non
 def test_a_header_with_a_control_character_is_refused_before_sending(
     served: ServedSandbox,
 ) -> None:
-    async def send() -> None:
-        async with sk.AsyncClient(
-            served.base_url, served.token, headers={"X-Trace": "a\r\nInjected: 1"}
-        ) as client:
-            await client.messages.send(
-                destination="447911126300", source=SOURCE, message="Hi", reply=False
-            )
-
     with pytest.raises(sk.APIConnectionError, match="nothing was sent") as caught:
-        asyncio.run(send())
+        send_one(served.base_url, served.token, "447911126300",
+                 headers={"X-Trace": "a\r\nInjected: 1"})
     assert not isinstance(caught.value, sk.OutcomeUnknownError)
     assert "Injected" not in str(caught.value)
     assert accepted(served)["447911126300"] == 0
