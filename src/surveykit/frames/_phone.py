@@ -39,10 +39,10 @@ import pyarrow.compute as pc
 from phonenumbers import NumberParseException, PhoneNumberFormat, ValidationResult
 
 from surveykit.frames._values import _NONE, clean_text
+from surveykit.models import E164_DIGITS
 
 __all__ = ["PhoneNormalization", "normalize_phone_number", "normalize_phone_numbers"]
 
-E164_DIGITS = re.compile(r"[1-9][0-9]{1,14}")
 _E164_CANDIDATE = r"^\+?[1-9][0-9]{1,14}$"
 _NON_GEO = "001"
 # A float written out as text by a spreadsheet or CSV export: "447911123456.0".

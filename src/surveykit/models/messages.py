@@ -30,7 +30,7 @@ from surveykit.models._base import (
 E164_DIGITS = re.compile(r"^[1-9][0-9]{1,14}$")
 """The reference's destination and lookup number rule: E.164 digits (ASCII), no ``+``."""
 
-E164Digits = Annotated[str, StringConstraints(pattern=r"^[1-9][0-9]{1,14}$")]
+E164Digits = Annotated[str, StringConstraints(pattern=E164_DIGITS.pattern)]
 """A telephone number as the platform takes it: country code and number, ASCII digits only."""
 
 BRANDED_SOURCE_MAX = 11
