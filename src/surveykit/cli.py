@@ -27,8 +27,6 @@ app.add_typer(sandbox_app, name="sandbox")
 
 DEFAULT_PORT = 8765
 """The sandbox's port unless told; ``--port 0`` picks a free one."""
-GENERATED_SURVEY_ID = 9001
-"""The survey id of the first ``--generate`` survey; the next ones count up."""
 
 
 _CALLBACK_OPTIONS: Final = {
@@ -160,6 +158,7 @@ def sandbox_serve(
 
     from surveykit._net import bind, url_of
     from surveykit.sandbox import Sandbox
+    from surveykit.sandbox._data import GENERATED_SURVEY_ID
 
     settings: dict[str, Any] = {
         "method": callback_method,
@@ -200,7 +199,9 @@ def sandbox_serve(
             f"surveykit: warning: serving on {host}, reachable from other machines", err=True
         )
     for number, (reference, rows) in enumerate(generated):
-        sandbox.add_generated_survey(reference, rows, survey_id=GENERATED_SURVEY_ID + number)
+        sandbox.add_generated_survey(
+            reference, rows, survey_id=GENERATED_SURVEY_ID + number
+        )
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"

@@ -25,6 +25,7 @@ from surveykit.frames._values import (
     email_problems,
     is_given,
 )
+from surveykit.models.imports import RESPONDENT_FIELDS
 
 __all__ = ["ImportPlan", "ImportSummary", "RecordSequence", "build_import_list"]
 
@@ -220,9 +221,7 @@ class ImportPlan:
         return "\n".join(parts)
 
 
-_RESPONDENT: Final = frozenset(
-    ("title", "firstName", "lastName", "mobileNumber", "emailAddress", "website", "dateOfBirth")
-)
+_RESPONDENT: Final = frozenset(RESPONDENT_FIELDS)
 
 
 class _Rejections:
