@@ -11,6 +11,7 @@ import pytest
 
 import surveykit as sk
 from _fake_platform import FakePlatform
+from surveykit import widgets
 from surveykit.widgets import BatchComposer
 
 matplotlib.use("Agg")
@@ -84,8 +85,9 @@ def test_real_send_needs_a_second_click(
 
 
 def test_send_moves_the_bar_and_counts_as_rows_finish(
-    client: sk.Client, people: pd.DataFrame
+    client: sk.Client, people: pd.DataFrame, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    monkeypatch.setattr(widgets, "PROGRESS_INTERVAL", 0.0)  # every row redraws
     composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
     assert composer.progress in composer.widget.children[-1].children
     assert (composer.progress.value, composer.progress.max) == (0, 3)
@@ -99,6 +101,19 @@ def test_send_moves_the_bar_and_counts_as_rows_finish(
     assert composer.progress.value == len(people)
     assert composer.outcomes.value == "sent 2, rejected 1"
     assert composer.progress.bar_style == "success"
+
+
+def test_the_bar_is_redrawn_at_most_every_interval_and_ends_exact(
+    client: sk.Client, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(widgets, "PROGRESS_INTERVAL", 3600.0)  # only the first and last
+    rows = pd.DataFrame({"mobileNumber": [f"4477009{i:05d}" for i in range(30)]})
+    composer = BatchComposer(client, rows, source="447700900999", message="Hi")
+    bar: list[int] = []
+    composer.progress.observe(lambda change: bar.append(change["new"]), names="value")
+    composer.send()
+    assert bar == [1, 30]
+    assert composer.outcomes.value == "tested 30"
 
 
 def test_a_second_send_starts_the_bar_again(client: sk.Client, people: pd.DataFrame) -> None:

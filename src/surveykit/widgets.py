@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import html
 import io
+import time
 from collections.abc import Sequence
 from datetime import UTC, date, datetime
 from typing import TYPE_CHECKING, Any
@@ -16,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit import analysis
+
+PROGRESS_INTERVAL = 0.1
+"""Seconds between redraws of a batch's progress bar."""
 
 if TYPE_CHECKING:
     import ipywidgets
@@ -191,6 +195,8 @@ class BatchComposer(_Displayable):
         # while a widget's new value is.
         self.progress = w.IntProgress(value=0, min=0, max=max(len(df), 1), description="Rows")
         self.outcomes = w.Label(value="")
+        self._counts: dict[str, int] = {}
+        self._drawn = float("-inf")  # time.monotonic() of the last redraw
         self.result: Any = None
         self._armed = False
         for control in (
@@ -272,8 +278,18 @@ class BatchComposer(_Displayable):
         self.send()
 
     def _show_progress(self, counts: dict[str, int]) -> None:
+        # Called for every row, under the batch's lock: redraw at most every
+        # PROGRESS_INTERVAL (each redraw is two messages to the front end), and at the end.
+        self._counts = counts
+        now = time.monotonic()
+        if now - self._drawn >= PROGRESS_INTERVAL or sum(counts.values()) >= len(self.df):
+            self._drawn = now
+            self._draw_progress()
+
+    def _draw_progress(self) -> None:
         from surveykit.batch import OUTCOMES
 
+        counts = self._counts
         self.progress.value = sum(counts.values())
         self.outcomes.value = ", ".join(f"{k} {counts[k]}" for k in OUTCOMES if counts.get(k))
 
@@ -284,6 +300,7 @@ class BatchComposer(_Displayable):
         self.send_button.disabled = True
         self.progress.max, self.progress.value = max(len(self.df), 1), 0
         self.progress.bar_style, self.outcomes.value = "", ""
+        self._counts, self._drawn = {}, float("-inf")  # the first row draws
         try:
             self.result = send_batch(
                 self.client,
@@ -303,6 +320,7 @@ class BatchComposer(_Displayable):
             )
             raise
         finally:
+            self._draw_progress()  # the last counts, whatever the throttle skipped
             self.send_button.disabled = False
         self.progress.bar_style = "success"
         counts = ", ".join(f"{k} {v}" for k, v in self.result.summary.items())
