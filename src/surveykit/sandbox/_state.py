@@ -814,7 +814,9 @@ class SandboxState:
     ) -> None:
         now = self.now()
         start = max(now, when) if when is not None else now
-        due = _rules.next_allowed(start, windows)
+        # An empty Window list in a request reads as no windows (as if absent).
+        due = _rules.next_allowed(windows or None, start)
+        assert due is not None  # every Window has at least one day
         message.scheduled_for = due
         self.messages[message.key] = message
         kind = "email" if message.channel == "Email" else "message"
