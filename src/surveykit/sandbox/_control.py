@@ -40,7 +40,7 @@ from surveykit.models import CallbackSettings
 from surveykit.sandbox._data import generated_survey
 from surveykit.sandbox._errors import problem_body
 from surveykit.sandbox._records import SECRET_MASK, iso
-from surveykit.sandbox._state import SandboxState, callback_target
+from surveykit.sandbox.state import SandboxState, callback_target
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -146,7 +146,7 @@ async def faults(request: Request) -> Response:
     """GET, POST and DELETE /_sandbox/faults."""
     state = _state(request)
     if request.method == "DELETE":
-        state.clear_faults()
+        state.faults.clear()
         return JSONResponse([])
     if request.method == "POST":
         body = await _json(request)
@@ -163,7 +163,7 @@ async def faults(request: Request) -> Response:
         unknown = set(body) - set(names)
         if unknown:
             raise ValueError(f"unknown fault settings: {sorted(unknown)}")
-        fault = state.add_fault(**{names[k]: v for k, v in body.items()})
+        fault = state.faults.add(**{names[k]: v for k, v in body.items()})
         return JSONResponse(fault.wire())
     with state.lock:
         return JSONResponse([fault.wire() for fault in state.faults])

@@ -21,9 +21,12 @@ import phonenumbers
 from phonenumbers import PhoneNumberType, carrier
 
 from surveykit._platform import (
+    BLOCKED,
     E164_DIGITS,
+    FAILED,
     GSM7,
     GSM7_EXTENDED,
+    REACHABLE,
     count_segments,
     delivered,
     destination_refusal,
@@ -357,9 +360,11 @@ def message_id_prefix(seed: int) -> str:
 
 
 __all__ = [
+    "BLOCKED",
     "CHAT_MAX_CHARS",
     "E164_DIGITS",
     "EMAIL_RE",
+    "FAILED",
     "FR_FICTION_MOBILE",
     "GSM7",
     "GSM7_EXTENDED",
@@ -369,6 +374,7 @@ __all__ = [
     "KEYWORD_RE",
     "MAGIC_NUMBERS",
     "NANP_FICTION",
+    "REACHABLE",
     "RESERVED_KEYWORDS",
     "RESERVED_PATHS",
     "SLASHTAG_RE",

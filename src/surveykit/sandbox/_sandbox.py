@@ -22,9 +22,9 @@ from surveykit.sandbox._records import (
     ShortLink,
     Survey,
 )
-from surveykit.sandbox._state import DEFAULT_START, Fault, SandboxState, callback_target
 from surveykit.sandbox._store import MemoryStore, SQLiteStore
 from surveykit.sandbox._ticker import RealtimeTicker
+from surveykit.sandbox.state import DEFAULT_START, Fault, SandboxState, callback_target
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -216,7 +216,7 @@ class Sandbox:
             times: hit at most this many requests, then the fault is removed.
             retry_after: the ``Retry-After`` seconds of a 429 or 503 (default 1).
         """
-        return self._state.add_fault(
+        return self._state.faults.add(
             route=route,
             method=method,
             status=status,
@@ -229,7 +229,7 @@ class Sandbox:
 
     def clear_faults(self) -> None:
         """Remove every injected fault."""
-        self._state.clear_faults()
+        self._state.faults.clear()
 
     def faults(self) -> list[Fault]:
         """The faults in force, with how many requests each has hit."""
