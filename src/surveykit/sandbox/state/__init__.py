@@ -10,6 +10,7 @@ lock guards everything.
 ``_core``           :class:`StateCore`: records, lock, store, counters, transactions,
                     users, journal, events, save and restore
 ``_clock``          :class:`Clock`, :class:`Fault` and :class:`Faults`
+``_callback``       :func:`callback_target`: Callback parameters as delivery settings
 ``_schedule``       what the clock makes happen: held sends go out, reply windows close
 ``_messages``       POST Message, Message/SendEmail, GET Message/Lookup
 ``_inbound``        replies, the stop list, carrier status updates
@@ -26,8 +27,9 @@ answer); :class:`SandboxState` is their union, so callers see one object.
 from __future__ import annotations
 
 from surveykit.sandbox._errors import errors_of
+from surveykit.sandbox.state._callback import callback_target
 from surveykit.sandbox.state._clock import DEFAULT_START, Clock, Fault, Faults
-from surveykit.sandbox.state._core import CALLBACK_USER, StateCore, User, callback_target
+from surveykit.sandbox.state._core import CALLBACK_USER, StateCore, User
 from surveykit.sandbox.state._inbound import Inbound
 from surveykit.sandbox.state._keywords import Keywords
 from surveykit.sandbox.state._links import MAX_LINKS, Links

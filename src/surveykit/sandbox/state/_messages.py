@@ -19,7 +19,8 @@ from surveykit.models.callbacks import metadata_list
 from surveykit.sandbox import _rules
 from surveykit.sandbox._errors import Rejection, TextError, errors_of, validation
 from surveykit.sandbox._records import CallbackTarget, MessageRecord, iso
-from surveykit.sandbox.state._core import CALLBACK_USER, User, callback_target
+from surveykit.sandbox.state._callback import callback_target
+from surveykit.sandbox.state._core import CALLBACK_USER, User
 from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT, Schedule
 
 _CHANNELS: Final = {0: "SMS", 1: "WhatsApp", 2: "Facebook", 3: "WhatsAppTemplate"}
