@@ -236,3 +236,35 @@ def test_outcome_unknown_is_decided_once(error: BaseException, unknown: bool) ->
         if isinstance(error, sk.APIConnectionError):
             expected = "not sent"
         assert import_outcome == expected
+
+
+def test_the_rules_import_no_server_library() -> None:
+    # `import surveykit` itself still loads the sandbox (the lazy-import work is separate),
+    # so this reads the module's own imports: the standard library, errors and models only.
+    import ast
+
+    tree = ast.parse((SRC / "_platform.py").read_text(encoding="utf-8"))
+    imported = {
+        node.module.split(".")[0] if node.level == 0 and node.module else ""
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom)
+    } | {
+        alias.name
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Import)
+        for alias in node.names
+    }
+    surveykit_parts = {
+        node.module
+        for node in ast.walk(tree)
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("surveykit")
+    }
+    assert imported <= {
+        "__future__",
+        "collections",
+        "dataclasses",
+        "datetime",
+        "typing",
+        "surveykit",
+    }
+    assert surveykit_parts <= {"surveykit.errors", "surveykit.models", "surveykit.models.messages"}
