@@ -100,11 +100,12 @@ def groups(df: pd.DataFrame, by: By, *, dropna: bool = False) -> Groups:
     if dropna and missing:
         raw = np.where(np.logical_or.reduce(missing), -1, raw)
     kept = raw >= 0
+    everything = bool(kept.all())
     if total <= max(_MAX_CELLS, 2 * n):
-        seen = np.bincount(raw[kept], minlength=total) > 0
+        seen = np.bincount(raw if everything else raw[kept], minlength=total) > 0
         observed = np.flatnonzero(seen)
         lookup = np.cumsum(seen, dtype=np.int64) - 1
-        ids = np.where(kept, lookup[np.where(kept, raw, 0)], -1)
+        ids = lookup[raw] if everything else np.where(kept, lookup[np.where(kept, raw, 0)], -1)
     else:
         observed, inverse = np.unique(raw[kept], return_inverse=True)
         ids = np.full(n, -1, dtype=np.int64)
@@ -288,9 +289,10 @@ def weights_array(df: pd.DataFrame, weights: Weights) -> tuple[FloatArray | None
     if problems.any():
         at = int(np.flatnonzero(problems)[0])
         value = series.iloc[at]
-        why = "missing" if pd.isna(value) else "not a finite number >= 0"
+        value = value.item() if isinstance(value, np.generic) else value
+        what = "no weight" if pd.isna(value) else f"{value!r}, not a finite number >= 0"
         raise AnalysisInputError(
-            f"weights {name!r}: row {series.index[at]!r} has {value!r} ({why}); "
+            f"weights {name!r}: row {series.index[at]!r} has {what}; "
             f"{int(problems.sum())} row(s) like it"
         )
     if len(values) and not values.sum() > 0:
