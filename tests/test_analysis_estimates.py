@@ -381,3 +381,39 @@ def test_effective_size_never_exceeds_n(weights: list[float], groups: list[str])
     assert (out["n_eff"] <= out["n"] * (1 + 1e-12)).all()
     for row in out.itertuples():
         assert row.n_eff == pytest.approx(kish(df.loc[df["g"] == row.g, "w"].to_numpy()))
+
+
+def test_labelled_nps_maps_labels_back_to_codes() -> None:
+    labels = {
+        str(i): f"{i}" if 0 < i < 10 else ("Not at all" if i == 0 else "Extremely")
+        for i in range(11)
+    }
+    raw = pd.Series([10, 9, 0, 7, 3, 10, None])
+    df = pd.DataFrame(
+        {
+            "Q1": pd.Categorical(
+                raw.map(lambda v: None if pd.isna(v) else labels[str(int(v))]),
+                categories=list(labels.values()),
+                ordered=True,
+            )
+        }
+    )
+    df.attrs["value_codes"] = {"Q1": {label: code for code, label in labels.items()}}
+    labelled = analysis.nps(df, "Q1").iloc[0]
+    plain = analysis.nps(pd.DataFrame({"Q1": raw}), "Q1").iloc[0]
+    assert labelled["estimate"] == pytest.approx(plain["estimate"])
+    assert labelled["se"] == pytest.approx(plain["se"])
+    assert (labelled["promoters"], labelled["detractors"]) == (3, 2)
+
+
+def test_unused_categories_of_a_grouping_column_are_not_groups() -> None:
+    df = pd.DataFrame(
+        {
+            "g": pd.Categorical(["b", "a", "b", None], categories=["c", "b", "a"]),
+            "Q": [1.0, 2.0, 3.0, 4.0],
+        }
+    )
+    out = analysis.means(df, "Q", by="g")
+    assert out["g"].astype(object).where(out["g"].notna(), None).tolist() == ["b", "a", None]
+    assert out["estimate"].tolist() == [2.0, 2.0, 4.0]
+    assert isinstance(out["g"].dtype, pd.CategoricalDtype)

@@ -121,7 +121,17 @@ def groups(df: pd.DataFrame, by: By, *, dropna: bool = False) -> Groups:
 
 
 def _factorize_sorted(series: pd.Series) -> tuple[IntArray, int, bool]:
-    """Codes in sorted order of the values (category order for categoricals), NaN last."""
+    """Codes in sorted order of the values (category order for categoricals), NaN last.
+
+    Categories nobody chose get a code too; the caller keeps only the codes it sees.
+    """
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        cat_codes = np.asarray(series.cat.codes, dtype=np.int64)
+        size = len(series.cat.categories)
+        has_na = bool((cat_codes < 0).any())
+        if has_na or size == 0:
+            return np.where(cat_codes < 0, size, cat_codes), size + 1, has_na
+        return cat_codes, size, has_na
     try:
         codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
     except TypeError:  # values of mixed types do not sort; first appearance then
