@@ -184,3 +184,13 @@ def test_a_group_too_small_gets_a_note_not_a_warning() -> None:
     row = analysis.compare(same, "Q", by="g").iloc[0]
     assert np.isnan(row["statistic"])
     assert row["note"]
+
+
+def test_two_frames_take_a_pair_of_weight_series(waves: pd.DataFrame) -> None:
+    first, second = waves[waves["wave"] == "2025"], waves[waves["wave"] == "2026"]
+    pair = analysis.compare(first, second, "Q1", weights=(first["w"], second["w"]))
+    column = analysis.compare(waves, "Q1", by="wave", weights="w")
+    for name in ("difference", "se", "statistic", "p_value", "ci_low", "ci_high"):
+        assert pair[name].iloc[0] == pytest.approx(column[name].iloc[0], rel=1e-12)
+    with pytest.raises(AnalysisInputError, match="needs by="):
+        analysis.compare(waves, "Q1")
