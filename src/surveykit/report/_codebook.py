@@ -25,7 +25,9 @@ KINDS: Final[tuple[str, ...]] = get_args(QuestionKind)
 CODED_KINDS: Final = frozenset({"nps", "rating", "choice"})
 """Kinds whose answers :func:`~surveykit.label` turns into ordered categoricals."""
 FORMAT_VERSION: Final = 1
-FRAME_COLUMNS: Final = ("key", "text", "kind", "min", "max", "separator", "code", "label", "missing")
+FRAME_COLUMNS: Final = (
+    "key", "text", "kind", "min", "max", "separator", "code", "label", "missing",
+)  # fmt: skip
 """The spreadsheet layout's columns, in order."""
 
 
@@ -231,16 +233,14 @@ class Codebook(Mapping[str, Question]):
         # Order matters: labels and questions are ordered.
         if not isinstance(other, Codebook):
             return NotImplemented
-        return _ordered(self.to_dict()) == _ordered(other.to_dict())
+        return bool(_ordered(self.to_dict()) == _ordered(other.to_dict()))
 
     __hash__ = None  # type: ignore[assignment]
 
     # ----------------------------------------------------------------- building
 
     @classmethod
-    def infer(
-        cls, df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()
-    ) -> Codebook:
+    def infer(cls, df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()) -> Codebook:
         """Draft a codebook from the answers, for the analyst to edit.
 
         See :func:`surveykit.report.infer_codebook` for the rules.

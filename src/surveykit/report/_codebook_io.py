@@ -111,11 +111,10 @@ def _write_xlsx(codebook: Codebook, path: Path) -> None:
         for column, value in enumerate(row, start=1):
             name = FRAME_COLUMNS[column - 1]
             try:
-                if name in ("min", "max"):
-                    cell = sheet.cell(number, column, float(value) if value else None)
-                else:
-                    cell = sheet.cell(number, column, value or None)
-                    cell.data_type = "s"  # a text such as "=1" or "007" stays text
+                cell = sheet.cell(number, column, value or None)
+                # Text, always: "=1" is no formula, "007" keeps its zeros, and a bound
+                # keeps every digit (openpyxl's numbers are not shortest round-trip).
+                cell.data_type = "s"
             except IllegalCharacterError:
                 raise CodebookError(
                     f"{row[0]}.{name}: {value!r} holds a control character XLSX cannot store"
@@ -237,8 +236,7 @@ def codebook_from_rows(rows: list[list[str]]) -> Codebook:
             raise CodebookError(f"row {number} (label): empty ({what})")
         if code in draft.code_rows:
             raise CodebookError(
-                f"row {number} (code): {code!r} of {key} is already on row "
-                f"{draft.code_rows[code]}"
+                f"row {number} (code): {code!r} of {key} is already on row {draft.code_rows[code]}"
             )
         draft.code_rows[code] = number
         (draft.missing if missing else draft.labels)[code] = label

@@ -216,7 +216,7 @@ def _measure(values: Any, question: Question | None) -> str:
 
 
 def _numbers(question: Question) -> dict[str, float]:
-    """code -> the number written for it."""
+    """The number written for each code."""
     valid, missing = list(question.value_labels()), list(question.missing)
     try:
         return {code: float(code) for code in valid + missing}
@@ -232,12 +232,12 @@ def _restore(series: pd.Series, reasons: dict[Any, str], question: Question) -> 
     by_reason: dict[str, str] = {}
     for code, reason in question.missing.items():
         by_reason.setdefault(reason, code)
-    rows = series.index.get_indexer(list(reasons))
+    rows = series.index.get_indexer(pd.Index(list(reasons)))
     codes = [by_reason.get(r) for r in reasons.values()]
     values = series.astype(object).to_numpy(copy=True)
-    for row, code in zip(rows.tolist(), codes, strict=True):
-        if row >= 0 and code is not None:
-            values[row] = code
+    for row, found in zip(rows.tolist(), codes, strict=True):
+        if row >= 0 and found is not None:
+            values[row] = found
     return pd.Series(values, index=series.index, name=series.name, dtype=object)
 
 
@@ -277,7 +277,7 @@ def _coded(
         out.frame[name] = values.astype("float64")
     else:
         out.frame[name] = values
-    labels = {numbers[c]: t for c, t in question.value_labels().items()}
+    labels: dict[Any, str] = {numbers[c]: t for c, t in question.value_labels().items()}
     if target == "stata":
         labels = {int(k) if float(k).is_integer() else k: v for k, v in labels.items()}
         labels |= {stata_letters[c]: r for c, r in question.missing.items()}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from typing import Any, Final
 
@@ -142,15 +143,19 @@ def _multi(key: str, answers: pd.Series) -> Question | None:
 
 def _option_order(distinct: pd.Series, separator: str) -> list[str]:
     """Options in the order answers list them (answers usually keep the form's order)."""
-    seen: list[str] = []
-    for answer in sorted(distinct, key=lambda a: -a.count(separator)):
-        for position, option in enumerate(o for o in answer.split(separator) if o):
-            if option in seen:
-                continue
-            before = [o for o in answer.split(separator)[:position] if o in seen]
-            at = seen.index(before[-1]) + 1 if before else 0
-            seen.insert(at, option)
-    return seen
+    before: dict[tuple[str, str], int] = {}
+    first_seen: dict[str, int] = {}
+    for answer in distinct:
+        options = [o for o in answer.split(separator) if o]
+        for i, a in enumerate(options):
+            first_seen.setdefault(a, len(first_seen))
+            for b in options[i + 1 :]:
+                before[a, b] = before.get((a, b), 0) + 1
+
+    def compare(a: str, b: str) -> int:
+        return before.get((b, a), 0) - before.get((a, b), 0) or first_seen[a] - first_seen[b]
+
+    return sorted(first_seen, key=functools.cmp_to_key(compare))
 
 
 def _choice(key: str, answers: list[str], *, kind: Any = "choice") -> Question:

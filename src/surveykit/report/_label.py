@@ -31,7 +31,9 @@ class _Lookup:
 
     def take(self, values: list[int]) -> np.ndarray[Any, Any]:
         # codes of -1 (a missing answer) pick the appended last slot: -1, stays missing.
-        return np.asarray([*values, -1], dtype=np.int64)[self.codes]
+        table = np.asarray([*values, -1], dtype=np.int64)
+        taken: np.ndarray[Any, Any] = table[self.codes]
+        return taken
 
 
 def _factorize(series: pd.Series) -> tuple[np.ndarray[Any, Any], list[object]]:
@@ -115,9 +117,7 @@ def label(df: pd.DataFrame, codebook: Codebook, errors: Errors = "raise") -> pd.
     return out
 
 
-def _raise_unknown(
-    df: pd.DataFrame, key: str, lookup: _Lookup, rows: np.ndarray[Any, Any]
-) -> None:
+def _raise_unknown(df: pd.DataFrame, key: str, lookup: _Lookup, rows: np.ndarray[Any, Any]) -> None:
     first = int(rows[0])
     value = lookup.uniques[int(lookup.codes[first])]
     distinct = sorted({code_text(lookup.uniques[c]) for c in np.unique(lookup.codes[rows])})
@@ -171,7 +171,7 @@ def _date(text: str) -> pd.Timestamp | None:
         value = pd.Timestamp(text)
     except (ValueError, TypeError):
         return None
-    return None if value is pd.NaT else value
+    return None if pd.isna(value) else value
 
 
 def _result(series: pd.Series, question: Question, lookup: _Lookup) -> pd.Series:
@@ -214,7 +214,7 @@ def _parsed(series: pd.Series, question: Question, lookup: _Lookup, keep: list[b
         for v, k in zip(lookup.uniques, keep, strict=True)
     ]
     # Mixed offsets and naive stamps: everything in UTC, as the results readers do.
-    table = pd.to_datetime(pd.Series([*stamps, None], dtype=object), utc=True)
-    return pd.Series(table.to_numpy()[index], index=series.index, name=series.name).astype(
-        table.dtype
+    parsed = pd.to_datetime(pd.Series([*stamps, None], dtype=object), utc=True)
+    return pd.Series(parsed.to_numpy()[index], index=series.index, name=series.name).astype(
+        parsed.dtype
     )
