@@ -136,7 +136,8 @@ def test_round_trip(tmp_path: Path, suffix: str) -> None:
 
 
 _text = st.text(
-    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff") | st.sampled_from("\n\t\r"),
+    st.characters(blacklist_categories=("Cs", "Cc"), blacklist_characters="\ufeff")
+    | st.sampled_from("\n\t\r"),
     min_size=1,
     max_size=12,
 )
@@ -170,7 +171,8 @@ def codebooks(draw: st.DrawFn) -> Codebook:
 
 
 @pytest.mark.parametrize("suffix", FORMATS)
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cb=codebooks())
 def test_any_codebook_reads_back_equal(tmp_path: Path, suffix: str, cb: Codebook) -> None:
     path = tmp_path / f"any.{suffix}"
@@ -268,13 +270,13 @@ def test_bad_json_names_line_and_field(tmp_path: Path) -> None:
 
 
 def test_unknown_suffix_and_failed_write_leaves_the_old_file(tmp_path: Path) -> None:
-    with pytest.raises(CodebookError, match="codebook.txt: a codebook file is"):
+    with pytest.raises(CodebookError, match=r"codebook\.txt: a codebook file is"):
         satisfaction().write(tmp_path / "codebook.txt")
     path = tmp_path / "c.xlsx"
     satisfaction().write(path)
     before = path.read_bytes()
     bad = Codebook([Question("Q1", "bell \x07", "text")])
-    with pytest.raises(CodebookError, match="Q1.text"):
+    with pytest.raises(CodebookError, match=r"Q1\.text"):
         bad.write(path)
     assert path.read_bytes() == before
     assert sorted(os.listdir(tmp_path)) == ["c.xlsx"]
