@@ -337,3 +337,18 @@ def test_infer_generated_multi_keeps_the_form_order(sandbox: sk.Sandbox,
     cb = Codebook.infer(client.surveys.results("GEN-INFER"))
     assert [q.kind for q in cb.values()] == ["nps", "choice", "multi", "text"]
     assert list(cb["Q3"].labels) == ["Price", "Quality", "Service", "Delivery", "Support", "App"]
+
+
+def test_import_surveykit_stays_light() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, surveykit as sk; "
+        "heavy = [m for m in ('pyreadstat', 'openpyxl', 'scipy', 'statsmodels', 'matplotlib') "
+        "if m in sys.modules]; "
+        "print(heavy, callable(sk.to_spss), sk.Codebook.__name__)"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
+    assert result.stdout.strip() == "[] True Codebook", result.stderr

@@ -9,6 +9,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
 
+import numpy as np
 import pandas as pd
 
 from surveykit.report._errors import ExportError
@@ -208,6 +209,18 @@ def _frame_of(value: Any, like: pd.DataFrame) -> pd.DataFrame:
     return letters.reindex(index=like.index, columns=like.columns).fillna("")
 
 
+def _are_counts(frame: pd.DataFrame, counts: Any) -> bool:
+    """Whether a crosstab holds its counts (``normalize=False``) rather than percentages."""
+    if frame.attrs.get("normalize") is False:
+        return True
+    if counts is None:
+        return False
+    table = counts if isinstance(counts, pd.DataFrame) else pd.DataFrame(counts)
+    table = table.reindex(index=frame.index, columns=frame.columns)
+    return bool(np.allclose(table.to_numpy(dtype="float64", na_value=np.nan),
+                            frame.to_numpy(dtype="float64", na_value=np.nan), equal_nan=True))
+
+
 def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
     attrs = frame.attrs
     letters = _frame_of(attrs.get("letters"), frame)
@@ -220,8 +233,7 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
     _header(sheet, top, names)
     numbers = frame.to_numpy(dtype="float64", na_value=math.nan)
     finite = numbers[~pd.isna(numbers)]
-    counts = attrs.get("counts")
-    if finite.size and bool((finite % 1 == 0).all()) and counts is not None:
+    if _are_counts(frame, attrs.get("counts")):
         number_format = COUNT
     elif finite.size and float(finite.max()) <= 1.0:
         number_format = PERCENT

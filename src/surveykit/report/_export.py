@@ -37,7 +37,7 @@ STATA_RESERVED: Final = frozenset(
 SPSS_NAME_BYTES: Final = 64
 STATA_NAME_CHARS: Final = 32
 STATA_LABEL_CHARS: Final = 80
-SPSS_LABEL_CHARS: Final = 256
+SPSS_LABEL_BYTES: Final = 256
 SPSS_VALUE_LABEL_BYTES: Final = 120
 MEASURES: Final = {
     "rating": "ordinal",
@@ -199,8 +199,10 @@ def _prepare(df: pd.DataFrame, codebook: Codebook, target: Target) -> _Prepared:
         else:
             out.frame[name] = _plain(series, question, reasons.get(key, {}))
         text = question.text if question is not None and question.text else None
-        limit = STATA_LABEL_CHARS if target == "stata" else SPSS_LABEL_CHARS
-        out.labels[name] = text[:limit] if text else None
+        if text:
+            text = text[:STATA_LABEL_CHARS] if target == "stata" else _cut(text, SPSS_LABEL_BYTES)
+        # SPSS and Stata drop trailing blanks: drop them here so labels read back as written.
+        out.labels[name] = text.rstrip() or None if text else None
         if target == "spss":
             out.measure[name] = _measure(out.frame[name], question)
     return out
@@ -293,10 +295,13 @@ def _coded(
         out.missing[name] = [stata_letters[c] for c in question.missing]
 
 
+def _cut(text: str, limit: int) -> str:
+    """``text`` cut to at most ``limit`` UTF-8 bytes, never inside a character."""
+    return text.encode("utf-8")[:limit].decode("utf-8", errors="ignore")
+
+
 def _spss_label(text: str) -> str:
-    while len(text.encode("utf-8")) > SPSS_VALUE_LABEL_BYTES:
-        text = text[:-1]
-    return text
+    return _cut(text, SPSS_VALUE_LABEL_BYTES)
 
 
 def _spss_missing(question: Question, codes: list[float], numbers: dict[str, float]) -> list[Any]:
