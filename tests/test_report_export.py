@@ -13,7 +13,7 @@ from openpyxl import load_workbook
 
 import surveykit as sk
 from surveykit.report import Codebook, ExportError, LabelError, Question
-from surveykit.report._excel import PERCENT, PERCENT_POINTS, P_VALUE, sheet_names
+from surveykit.report._excel import P_VALUE, PERCENT, PERCENT_POINTS, sheet_names
 
 SAT = {"1": "Very unhappy", "2": "Unhappy", "3": "Neutral", "4": "Happy", "5": "Very happy"}
 LONG_TEXT = "How satisfied were you with the café, the staff and the queue today? " * 4
@@ -70,7 +70,8 @@ def test_spss_reads_back(tmp_path: Path, labelled: bool) -> None:
     assert renames == {"has spaces & symbols": "has_spaces___symbols"}
     data, meta = pyreadstat.read_sav(path, user_missing=True)
     assert meta.column_names[:3] == ["respondentId", "completed", "Q1"]
-    assert meta.column_names_to_labels["Q1"] == LONG_TEXT.encode()[:256].decode(errors="ignore").rstrip()
+    spss_label = LONG_TEXT.encode()[:256].decode(errors="ignore").rstrip()  # 256 bytes
+    assert meta.column_names_to_labels["Q1"] == spss_label
     assert meta.column_names_to_labels["Q2"] == "Main reason"
     assert meta.column_names_to_labels["respondentId"] is None
     assert meta.variable_value_labels["Q1"] == {
