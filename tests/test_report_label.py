@@ -139,3 +139,22 @@ def test_sample_survey_with_its_codebook(sandbox: sk.Sandbox, client: sk.Client)
     counts = out["Q1"].value_counts().reindex(out["Q1"].cat.categories)
     raw = df["Q1"].value_counts().reindex(range(1, 6), fill_value=0)
     assert counts.tolist() == raw.tolist()
+
+
+def test_per_row_attrs_are_read_only_views_pandas_copies_for_free() -> None:
+    import copy
+
+    out = sk.label(frame(), codebook())
+    reasons = out.attrs["missing_reasons"]["Q6"]
+    assert reasons.to_dict() == {11: "Not applicable", 14: "Not applicable"}
+    assert dict(reasons.items()) == {11: "Not applicable", 14: "Not applicable"}
+    assert reasons[14] == "Not applicable" and len(reasons) == 2
+    with pytest.raises(KeyError):
+        reasons[10]
+    assert copy.deepcopy(out.attrs)["missing_reasons"]["Q6"] is reasons
+    assert out["Q6"].attrs["missing_reasons"]["Q6"] is reasons  # selecting keeps, not copies
+    coerced = sk.label(pd.DataFrame({"Q2": ["q", "zz", "yy"]}), codebook(),
+                       errors="coerce").attrs["coerced"]
+    assert len(coerced) == 2 and coerced[1] == {"column": "Q2", "row": 2, "value": "yy"}
+    assert coerced[:1] == [{"column": "Q2", "row": 1, "value": "zz"}]
+    assert copy.deepcopy(coerced) is coerced

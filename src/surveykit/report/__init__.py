@@ -12,16 +12,19 @@ from surveykit.report._codebook import KINDS, Codebook, Question, QuestionKind
 from surveykit.report._errors import CodebookError, ExportError, LabelError
 from surveykit.report._excel import to_excel
 from surveykit.report._export import to_spss, to_stata
+from surveykit.report._frozen import CoercedAnswers, RowReasons
 from surveykit.report._label import label
 
 __all__ = [
     "KINDS",
     "Codebook",
     "CodebookError",
+    "CoercedAnswers",
     "ExportError",
     "LabelError",
     "Question",
     "QuestionKind",
+    "RowReasons",
     "label",
     "to_excel",
     "to_spss",

@@ -15,6 +15,7 @@ import pandas as pd
 
 from surveykit.report._codebook import CODED_KINDS, Codebook, Question, code_text
 from surveykit.report._errors import LabelError
+from surveykit.report._frozen import CoercedAnswers, RowReasons
 
 Errors = Literal["raise", "coerce"]
 
@@ -61,7 +62,11 @@ def label(df: pd.DataFrame, codebook: Codebook, errors: Errors = "raise") -> pd.
     ``codebook`` (:meth:`Codebook.to_dict`), ``missing_reasons`` ``{key: {row: reason}}``
     for rows whose answer was a missing code, ``value_codes`` ``{key: {label: code}}``
     (codes as text, as in the codebook) and, with ``errors="coerce"``, ``coerced``: a
-    list of ``{"column", "row", "value"}``.
+    list of ``{"column", "row", "value"}``. The per-row ones are read-only views
+    (:class:`~surveykit.report.RowReasons`, :class:`~surveykit.report.CoercedAnswers`)
+    that act as a dict and a list: pandas deep-copies ``attrs`` on nearly every
+    operation, and these copy as themselves (a plain dict of every row would make each
+    operation on a large frame slow).
 
     Args:
         df: results (as :func:`surveykit.read_results` gives them).
@@ -79,8 +84,8 @@ def label(df: pd.DataFrame, codebook: Codebook, errors: Errors = "raise") -> pd.
     out = df.copy(deep=False)
     questions: dict[str, str] = {}
     value_codes: dict[str, dict[str, str]] = {}
-    reasons: dict[str, dict[Any, str]] = {}
-    coerced: list[dict[str, Any]] = []
+    reasons: dict[str, RowReasons] = {}
+    coerced: list[tuple[str, Any, Any]] = []
     for key, question in codebook.items():
         if key not in df.columns:
             continue
@@ -94,7 +99,7 @@ def label(df: pd.DataFrame, codebook: Codebook, errors: Errors = "raise") -> pd.
                 _raise_unknown(df, key, lookup, rows)
             values = [lookup.uniques[c] for c in lookup.codes[rows].tolist()]
             coerced += [
-                {"column": key, "row": row, "value": value}
+                (key, row, value)
                 for row, value in zip(df.index[rows].tolist(), values, strict=True)
             ]
         out[key] = _result(series, question, lookup)
@@ -104,7 +109,7 @@ def label(df: pd.DataFrame, codebook: Codebook, errors: Errors = "raise") -> pd.
         if reason_codes:
             rows = np.flatnonzero(np.isin(lookup.codes, reason_codes))
             texts = np.asarray(lookup.reason, dtype=object)[lookup.codes[rows]]
-            reasons[key] = dict(zip(df.index[rows].tolist(), texts.tolist(), strict=True))
+            reasons[key] = RowReasons(df.index[rows], texts)
     out.attrs = {
         **df.attrs,
         "questions": questions,
@@ -113,7 +118,7 @@ def label(df: pd.DataFrame, codebook: Codebook, errors: Errors = "raise") -> pd.
         "value_codes": value_codes,
     }
     if errors == "coerce":
-        out.attrs["coerced"] = coerced
+        out.attrs["coerced"] = CoercedAnswers(coerced)
     return out
 
 
