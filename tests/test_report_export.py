@@ -122,6 +122,9 @@ def test_stata_reads_back(tmp_path: Path, labelled: bool) -> None:
     assert same(plain["Q2"], [1, np.nan, 2, np.nan, 1])
     assert same(plain["Q4"], [34, np.nan, 51, np.nan, 20])
     assert plain["Q5"].tolist()[2] == "Zoë's café 👍"
+    expected_times = df["completed"].dt.tz_convert("UTC").dt.tz_localize(None)
+    assert plain["completed"].astype("datetime64[us]").equals(
+        expected_times.astype("datetime64[us]"))
 
 
 def test_stata_names_are_sanitised_unique_and_reported(tmp_path: Path) -> None:
