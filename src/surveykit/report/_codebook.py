@@ -241,9 +241,14 @@ class Codebook(Mapping[str, Question]):
 
     @classmethod
     def infer(cls, df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()) -> Codebook:
-        """Draft a codebook from the answers, for the analyst to edit.
+        """Draft a codebook of the question columns of ``df``, for the analyst to edit.
 
-        See :func:`surveykit.report.infer_codebook` for the rules.
+        Respondent fields (and ``respondent_columns``) are left out. Whole numbers within
+        1..5 or 1..7 are a ``rating`` on that scale, within 0..10 with an answer above 7 an
+        ``nps``; a usual missing code beside a scale (97, 98, 99, 999, -1, -9, -99) is a
+        missing code; other numbers are ``number``; datetimes ``date``; short ``;``-joined
+        options that recur ``multi``; at most 20 distinct short answers ``choice`` ("Prefer
+        not to say", "Don't know" as missing codes); the rest ``text``. Texts are empty.
         """
         from surveykit.report._infer import infer_codebook
 
