@@ -158,3 +158,17 @@ def test_per_row_attrs_are_read_only_views_pandas_copies_for_free() -> None:
     assert len(coerced) == 2 and coerced[1] == {"column": "Q2", "row": 2, "value": "yy"}
     assert coerced[:1] == [{"column": "Q2", "row": 1, "value": "zz"}]
     assert copy.deepcopy(coerced) is coerced
+
+
+def test_date_questions_held_as_text_are_parsed_in_utc() -> None:
+    cb = Codebook([Question("D", "When?", "date", missing={"unknown": "Not known"})])
+    df = pd.DataFrame({"D": ["2026-01-02T10:00:00+01:00", "unknown", "2026-01-03", None]})
+    out = sk.label(df, cb)
+    expected = pd.to_datetime(["2026-01-02T09:00:00Z", None, "2026-01-03T00:00:00Z", None],
+                              utc=True, format="ISO8601")
+    assert out["D"].tolist() == pd.Series(expected).tolist()
+    assert out.attrs["missing_reasons"]["D"] == {1: "Not known"}
+    bad = pd.DataFrame({"D": ["2026-01-02", "soon"]})
+    with pytest.raises(LabelError, match="D: row 1 has 'soon'"):
+        sk.label(bad, cb)
+    assert pd.isna(sk.label(bad, cb, errors="coerce")["D"].iloc[1])
