@@ -279,3 +279,32 @@ def test_excel_names_sheets_from_attrs_and_sanitises(tmp_path: Path) -> None:
     with pytest.raises(ExportError, match=r"tables\['t'\]: expected a DataFrame"):
         sk.to_excel({"t": [1, 2]}, tmp_path / "y.xlsx")  # type: ignore[dict-item]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["x.xlsx"]
+
+
+def test_excel_nps_and_compare_formats(tmp_path: Path) -> None:
+    nps = pd.DataFrame({"responses": [40], "detractors": [10], "passives": [10],
+                        "promoters": [20], "percent_detractors": [25.0],
+                        "percent_passives": [25.0], "percent_promoters": [50.0], "nps": [25.0],
+                        "question": ["Q3"], "n": [40], "n_eff": [40.0], "estimate": [25.0],
+                        "se": [13.7], "ci_low": [-1.85], "ci_high": [51.85], "note": [None]})
+    nps.attrs = {"estimate": "nps", "question": "Q3", "question_text": "Recommend?"}
+    compare = pd.DataFrame({"question": ["Q2"], "option": ["Price"], "group_a": ["W1"],
+                            "group_b": ["W2"], "n_a": [50], "n_b": [60], "estimate_a": [0.5],
+                            "estimate_b": [0.6], "difference": [0.1], "se": [0.095],
+                            "ci_low": [-0.086], "ci_high": [0.286], "statistic": [1.05],
+                            "p_value": [0.29], "significant": [False], "test": ["z"],
+                            "note": [None]})
+    compare.attrs = {"estimate": "compare", "question": "Q2"}
+    sk.to_excel({"nps": nps, "waves": compare}, tmp_path / "f.xlsx")
+    book = load_workbook(tmp_path / "f.xlsx")
+    header = [c.value for c in book["nps"][3]]
+    row = {h: c for h, c in zip(header, book["nps"][4], strict=True)}
+    assert row["percent_promoters"].number_format == PERCENT_POINTS
+    assert row["estimate"].number_format == "0.0" and row["nps"].number_format == "0.0"
+    assert row["95% CI"].value == "-1.9 to 51.9"
+    header = [c.value for c in book["waves"][3]]
+    row = {h: c for h, c in zip(header, book["waves"][4], strict=True)}
+    assert row["difference"].value == 0.1 and row["difference"].number_format == PERCENT
+    assert row["p_value"].number_format == P_VALUE
+    assert row["significant"].value is False
+    assert row["95% CI"].value == "-8.6% to 28.6%"
