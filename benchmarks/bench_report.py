@@ -5,7 +5,8 @@
 The results come from the sandbox's generator, typed as the results readers type them
 (ratings ``Int64``, choices categorical, text ``string``), with the generated survey's
 codebook (``Prefer not to say`` a missing code). The baseline does the same work by hand,
-column by column: map each answer's code to its label with ``Series.map``, make the
+column by column: map each answer's code to its label with ``Series.map`` (keys of the
+column's own type), make the
 ordered categorical, and collect the rows of missing codes with their reasons (a
 ``{row: reason}`` dict, no checking of unknown answers). Goal: ``label`` at most 1.5x the
 baseline.
@@ -39,13 +40,16 @@ def baseline(df: pd.DataFrame, codebook: sk.Codebook) -> dict[str, dict[object, 
     for key, question in codebook.items():
         if question.kind not in ("nps", "choice"):
             continue
-        labels = question.value_labels()
-        text = df[key].astype("string")
-        out[key] = pd.Categorical(text.map(labels), categories=list(labels.values()),
+        series = df[key]
+        # keys of the column's own type: ints for Int64 ratings, text for categoricals
+        native = int if question.kind == "nps" else str
+        labels = {native(c): t for c, t in question.value_labels().items()}
+        missing_codes = {native(c): r for c, r in question.missing.items()}
+        out[key] = pd.Categorical(series.map(labels), categories=list(labels.values()),
                                   ordered=True)
-        missing = text.isin(list(question.missing)).fillna(False)
+        missing = series.isin(list(missing_codes)).fillna(False).to_numpy(dtype=bool)
         if missing.any():
-            reasons[key] = dict(zip(df.index[missing], text[missing].map(question.missing),
+            reasons[key] = dict(zip(df.index[missing], series[missing].map(missing_codes),
                                     strict=True))
     return reasons
 
