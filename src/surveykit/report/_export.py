@@ -21,7 +21,7 @@ import pandas as pd
 from surveykit.report._codebook import CODED_KINDS, Codebook, Question, code_text
 from surveykit.report._errors import ExportError
 from surveykit.report._files import atomic_path
-from surveykit.report._label import _lookup
+from surveykit.report._label import _lookup, _raise_unknown
 
 Target = Literal["spss", "stata"]
 
@@ -254,12 +254,10 @@ def _coded(
     series = _restore(series, reasons, question)
     numbers = _numbers(question)
     lookup = _lookup(series, question)
-    for i, bad in enumerate(lookup.unknown):
-        if bad:
-            from surveykit.report._label import _raise_unknown
-
-            rows = np.flatnonzero(lookup.codes == i)
-            _raise_unknown(series.to_frame(), str(series.name), lookup, rows)
+    unknown = [i for i, bad in enumerate(lookup.unknown) if bad]
+    if unknown:
+        rows = np.flatnonzero(np.isin(lookup.codes, unknown))
+        _raise_unknown(series.to_frame(), str(series.name), lookup, rows)
     valid = list(question.value_labels())
     stata_letters = {code: chr(ord("a") + i) for i, code in enumerate(question.missing)}
     if target == "stata" and len(stata_letters) > 26:
