@@ -80,6 +80,11 @@ def check_writable(target: str | os.PathLike[str]) -> None:
     final = Path(target)
     if final.is_dir():
         raise IsADirectoryError(21, "is a folder, not a file", str(final))
+    for folder in (final.parent, *final.parent.parents):
+        if folder.exists():
+            if not folder.is_dir():
+                raise NotADirectoryError(20, f"{folder} is a file, not a folder", str(final))
+            break
     final.parent.mkdir(parents=True, exist_ok=True)
     probe = temporary_name(final)
     os.close(os.open(probe, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
