@@ -19,10 +19,11 @@ from __future__ import annotations
 
 import asyncio
 import time
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
-import uvicorn
-from uvicorn.protocols.http.h11_impl import H11Protocol
+if TYPE_CHECKING:  # uvicorn is imported where a listener starts, not with surveykit
+    import uvicorn
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
 DEFAULT_IDLE_TIMEOUT: Final = 10.0
 """Seconds a connection may stay open without a complete request head."""
@@ -57,6 +58,7 @@ MAX_HEAD_BYTES: Final = 16 * 1024
 
 def guarded_protocol(idle_timeout: float, max_connections: int) -> type[H11Protocol]:
     """An h11 protocol class with a head timeout and a connection bound (see the module)."""
+    from uvicorn.protocols.http.h11_impl import H11Protocol
 
     class Guarded(H11Protocol):
         _head_timer: asyncio.TimerHandle | None = None
@@ -108,7 +110,7 @@ def guarded_protocol(idle_timeout: float, max_connections: int) -> type[H11Proto
 
 
 def _evict_idlest(connections: set[Any]) -> bool:
-    idle = [c for c in connections if isinstance(c, H11Protocol) and not _busy(c)]
+    idle = [c for c in connections if hasattr(c, "_idle_since") and not _busy(c)]
     if not idle:
         return False
     idlest = min(idle, key=lambda c: getattr(c, "_idle_since", 0.0))
@@ -117,7 +119,7 @@ def _evict_idlest(connections: set[Any]) -> bool:
     return True
 
 
-def _busy(protocol: H11Protocol) -> bool:
+def _busy(protocol: Any) -> bool:
     return protocol.cycle is not None and not protocol.cycle.response_complete
 
 
@@ -128,6 +130,8 @@ def server_config(
     max_connections: int | None = None,
 ) -> uvicorn.Config:
     """The uvicorn configuration of a callback listener (None: :func:`default_max_connections`)."""
+    import uvicorn
+
     if max_connections is None:
         max_connections = default_max_connections()
     if not idle_timeout > 0:
