@@ -16,10 +16,12 @@ from typing import Any
 import httpx
 import pandas as pd
 import pytest
+from typer.testing import CliRunner
 
 import surveykit as sk
 from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit.batch import Journal, JournalLockedError
+from surveykit.cli import app as cli_app
 
 SCRIPT = textwrap.dedent(
     """
@@ -193,3 +195,43 @@ def test_a_sigkilled_holder_releases_the_journal(tmp_path: Path) -> None:
         if process.stdout is not None:
             process.stdout.close()
     Journal(journal).close()  # no wait: the kernel dropped the dead holder's lock
+
+
+# The command line.
+
+runner = CliRunner()
+
+
+def test_send_refuses_a_journal_held_by_another_run(tmp_path: Path) -> None:
+    source = tmp_path / "people.csv"
+    source.write_text("mobileNumber\n447911600001\n", encoding="utf-8")
+    journal = tmp_path / "people.csv.journal.sqlite"
+    held = Journal(journal)
+    try:
+        result = runner.invoke(
+            cli_app,
+            ["send", str(source), "--message", "Hi", "--source", "447700900999"],
+            env={"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": ""},
+        )
+    finally:
+        held.close()
+    assert result.exit_code == 1
+    assert f"journal {journal} is in use by process {os.getpid()}" in result.output
+    assert not (tmp_path / "people.sent.csv").exists()
+
+
+def test_send_journal_options_conflict_and_a_changed_message_names_the_way_out(
+    tmp_path: Path,
+) -> None:
+    source = tmp_path / "people.csv"
+    source.write_text("mobileNumber\n447911600002\n", encoding="utf-8")
+    env = {"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": ""}
+    base = ["send", str(source), "--source", "447700900999"]
+    both = runner.invoke(
+        cli_app, [*base, "--message", "Hi", "--journal", "j.sqlite", "--no-journal"], env=env
+    )
+    assert both.exit_code == 2 and "choose one" in both.output
+    assert runner.invoke(cli_app, [*base, "--message", "Hi"], env=env).exit_code == 0
+    changed = runner.invoke(cli_app, [*base, "--message", "Hello"], env=env)
+    assert changed.exit_code == 1
+    assert "belongs to another batch" in changed.output and "--no-journal" in changed.output

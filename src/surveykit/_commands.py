@@ -371,7 +371,10 @@ def send(
             progress=True,
         )
     except (ValueError, sk.SurveykitError) as exc:
-        raise _fail(str(exc)) from None
+        hint = ""
+        if isinstance(exc, sk.batch.JournalMismatchError):
+            hint = " (--journal FILE for a new journal, or --no-journal for none)"
+        raise _fail(f"{exc}{hint}") from None
     _write(result.frame, target, index=True)
     typer.echo(repr(result))
     typer.echo(f"wrote the outcome of {len(result.frame):,} rows to {target}")
