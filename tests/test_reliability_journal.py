@@ -235,3 +235,17 @@ def test_send_journal_options_conflict_and_a_changed_message_names_the_way_out(
     changed = runner.invoke(cli_app, [*base, "--message", "Hello"], env=env)
     assert changed.exit_code == 1
     assert "belongs to another batch" in changed.output and "--no-journal" in changed.output
+
+
+def test_a_lock_dropped_without_release_frees_the_journal(tmp_path: Path) -> None:
+    import gc
+
+    from surveykit.batch._lock import JournalLock
+
+    journal = str(tmp_path / "j.sqlite")
+    lock = JournalLock(journal)
+    with pytest.raises(JournalLockedError):
+        JournalLock(journal)
+    del lock
+    gc.collect()
+    JournalLock(journal).release()

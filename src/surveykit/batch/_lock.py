@@ -23,6 +23,7 @@ file system does with locks taken twice by one process.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import socket
@@ -130,13 +131,14 @@ class JournalLock:
         ValueError: a negative timeout.
     """
 
+    _fd: int | None = None  # class defaults: __del__ runs even when __init__ raised
+    _key: tuple[int, int] | None = None
+
     def __init__(self, journal: str, *, timeout: float | None = 0.0) -> None:
         if timeout is not None and timeout < 0:
             raise ValueError(f"journal timeout: expected seconds >= 0 or None, got {timeout!r}")
         self.journal = journal
         self.path = journal + LOCK_SUFFIX
-        self._fd: int | None = None
-        self._key: tuple[int, int] | None = None
         started = time.monotonic()
         deadline = None if timeout is None else started + timeout
         fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
@@ -172,6 +174,11 @@ class JournalLock:
     def held(self) -> bool:
         """Whether this object still holds the lock."""
         return self._fd is not None
+
+    def __del__(self) -> None:
+        # A batch built but never run (an async send never awaited) must not keep it.
+        with contextlib.suppress(Exception):  # at interpreter exit the OS releases it
+            self.release()
 
     def release(self) -> None:
         """Give the journal up (the lock file stays, for the next run to lock)."""
