@@ -32,6 +32,18 @@ def csv_rows(n: int, start: int = 0) -> bytes:
     return ("respondentId,surveyReference,q1\n" + "\n".join(lines) + "\n").encode()
 
 
+def xml_rows(n: int) -> bytes:
+    """Results as XML, which the reader parses as it arrives (CSV is read whole first)."""
+    frame = pd.DataFrame(
+        {
+            "respondentId": [str(i) for i in range(n)],
+            "surveyReference": "SURVEY",
+            "q1": [i % 11 for i in range(n)],
+        }
+    )
+    return b"".join(sk.write_results(frame, "XML"))
+
+
 class ResultsApp:
     """GetResults answers in the mode the test sets: good, cut part-way, or counted."""
 
@@ -90,9 +102,11 @@ def test_a_cut_download_leaves_the_good_parquet_file_in_place(
     target = tmp_path / "results.parquet"
     assert client.surveys.results_to_parquet(target, chunksize=10) == 31
     good = target.read_bytes()
-    results_app.mode, results_app.body = "cut", csv_rows(70_000)
+    # 100,000 rows of XML (10 MB), cut after half: row groups of 1,000 rows are written
+    # as they arrive, so without the temporary file a valid partial file would be left.
+    results_app.mode, results_app.body = "cut", xml_rows(100_000)
     with pytest.raises(sk.APIConnectionError, match="broke off"):
-        client.surveys.results_to_parquet(target, chunksize=1000)
+        client.surveys.results_to_parquet(target, format="XML", chunksize=1000)
     assert target.read_bytes() == good
     assert len(pd.read_parquet(target)) == 31
     assert leftovers(tmp_path) == []
@@ -102,10 +116,11 @@ def test_a_parse_failure_part_way_leaves_the_old_file(tmp_path: Path) -> None:
     target = tmp_path / "results.parquet"
     sk.results_to_parquet(csv_rows(31), target)
     good = target.read_bytes()
-    # 50 good rows (written as row groups of 10), then a row with too many fields.
-    broken = csv_rows(50) + b"51,SURVEY,3,extra,fields\n"
+    # 20,000 good rows (written as row groups as they are parsed), then broken XML.
+    good_part = xml_rows(20_000).removesuffix(b"</Results>\n")
+    broken = good_part + b"<Result><respondentId>x</respondentId><q1>1</Result>\n"
     with pytest.raises(sk.ResultsParseError):
-        sk.results_to_parquet(broken, target, chunksize=10)
+        sk.results_to_parquet(broken, target, format="XML", chunksize=1000)
     assert target.read_bytes() == good
     assert leftovers(tmp_path) == []
 
