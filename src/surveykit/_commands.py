@@ -13,6 +13,7 @@ from typing import Annotated, Any
 import pandas as pd
 import typer
 
+from surveykit._atomic import atomic_path, check_writable
 from surveykit.callbacks import DEFAULT_MAX_BODY
 
 BaseUrl = Annotated[
@@ -38,21 +39,29 @@ def _client(base_url: str | None, token: str | None) -> Any:
     return sk.Client(base_url, token)
 
 
-def _write(frame: pd.DataFrame, path: Path, *, index: bool = False) -> None:
-    """Write a table by the file's suffix: .csv, .parquet, .json, .xlsx."""
-    suffix = path.suffix.lower()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if suffix == ".parquet":
-        frame.to_parquet(path, index=index)
-    elif suffix == ".json":
-        frame.to_json(path, orient="records", date_format="iso", indent=1, force_ascii=False)
-    elif suffix in (".xlsx", ".xls"):
-        plain = frame.copy()
-        for column in plain.select_dtypes(include=["datetimetz"]).columns:
-            plain[column] = plain[column].dt.tz_localize(None)  # Excel has no time zones
-        plain.to_excel(path, index=index)
-    else:
-        frame.to_csv(path, index=index)
+def _write(frame: pd.DataFrame, target: Path, *, index: bool = False) -> None:
+    """Write a table by the file's suffix (.csv, .parquet, .json, .xlsx), whole or not at all."""
+    suffix = target.suffix.lower()
+    with atomic_path(target, mkdir=True) as path:
+        if suffix == ".parquet":
+            frame.to_parquet(path, index=index)
+        elif suffix == ".json":
+            frame.to_json(path, orient="records", date_format="iso", indent=1, force_ascii=False)
+        elif suffix in (".xlsx", ".xls"):
+            plain = frame.copy()
+            for column in plain.select_dtypes(include=["datetimetz"]).columns:
+                plain[column] = plain[column].dt.tz_localize(None)  # Excel has no time zones
+            plain.to_excel(path, index=index)
+        else:
+            frame.to_csv(path, index=index)
+
+
+def _check_writable(target: Path, option: str) -> None:
+    """Fail now, before any request, if ``target`` could not be written afterwards."""
+    try:
+        check_writable(target)
+    except OSError as exc:
+        raise _fail(f"cannot write {option} {target}: {exc.strerror or exc}") from None
 
 
 # .txt is tab-separated as Excel's "Text (Tab delimited)" saves it.
@@ -141,9 +150,9 @@ def results(
 
         if not len(frame):
             raise _fail("no results to chart")
-        chart.parent.mkdir(parents=True, exist_ok=True)
         figure = plots.plot_funnel(frame, by=by, title=f"Response funnel: {name}")
-        figure.savefig(chart, dpi=120)
+        with atomic_path(chart, mkdir=True) as path:
+            figure.savefig(path, dpi=120)
         wrote.append(f"wrote the funnel chart to {chart}")
     typer.echo(
         f"{name}: {len(frame):,} respondents, {len(frame.columns)} columns "
@@ -230,6 +239,9 @@ def import_(
     typer.echo(repr(plan))
     if dry_run:
         return
+    # After the full name: people.csv and people.xlsx get outcome files of their own.
+    target: Path = out or file.with_name(f"{file.name}.import.csv")
+    _check_writable(target, "the outcome file")
     client = _client(base_url, token)
     stopped: sk.ImportStoppedError | None = None
     try:
@@ -238,8 +250,6 @@ def import_(
         )
     except sk.ImportStoppedError as exc:
         stopped, outcome = exc, exc.result
-    # After the full name: people.csv and people.xlsx get outcome files of their own.
-    target: Path = out or file.with_name(f"{file.name}.import.csv")
     _write(outcome, target, index=True)
     counts = outcome["status"].value_counts()
     typer.echo("outcome: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
@@ -278,8 +288,20 @@ def send(
     ] = None,
     reply: Annotated[bool, typer.Option(help="Allow replies.")] = False,
     journal: Annotated[
-        Path | None, typer.Option(help="SQLite journal: resume, never twice.")
+        Path | None,
+        typer.Option(
+            help="SQLite journal: resume, never twice (default FILE.journal.sqlite beside FILE)."
+        ),
     ] = None,
+    no_journal: Annotated[
+        bool, typer.Option("--no-journal", help="Keep no journal: a re-run sends again.")
+    ] = False,
+    journal_timeout: Annotated[
+        float,
+        typer.Option(
+            min=0, metavar="SECONDS", help="Wait this long while another run holds the journal."
+        ),
+    ] = 0.0,
     test: Annotated[bool, typer.Option(help="Test routing only; nothing is sent.")] = False,
     preview: Annotated[bool, typer.Option(help="Render and check rows; send nothing.")] = False,
     concurrency: Annotated[int, typer.Option(help="Requests in flight.")] = 8,
@@ -293,9 +315,19 @@ def send(
     base_url: BaseUrl = None,
     token: Token = None,
 ) -> None:
-    """Send one templated message per row of a file; write every row's outcome."""
+    """Send one templated message per row of a file; write every row's outcome.
+
+    Every send is journaled, by default in FILE.journal.sqlite beside FILE (people.csv ->
+    people.csv.journal.sqlite): a re-run of the same command resends nothing, and goes on
+    where an interrupted one stopped (--test sends nothing, so keeps no journal unless
+    given one). The outcome file's folder is checked before sending.
+    """
     import surveykit as sk
 
+    if no_journal and journal is not None:
+        raise typer.BadParameter("--journal and --no-journal: choose one")
+    if only_failed and no_journal:
+        raise typer.BadParameter("--only-failed needs the journal of the earlier run")
     df = _read(file)
     options: dict[str, Any] = {
         "source": source,
@@ -317,20 +349,32 @@ def send(
             typer.echo(repr(shown))
             typer.echo(shown.frame.head(10).to_string())
             return
+        target: Path = out or file.with_name(f"{file.stem}.sent.csv")
+        _check_writable(target, "the outcome file")
+        if journal is None and not no_journal and not test:  # a test send sends nothing
+            journal = file.with_name(f"{file.name}.journal.sqlite")
+            typer.echo(
+                f"surveykit: journaling to {journal}: a re-run resends nothing "
+                "(--no-journal to keep none)",
+                err=True,
+            )
         result = sk.send_batch(
             client,
             df,
             **options,
             test=test,
             journal=journal,
+            journal_timeout=journal_timeout,
             concurrency=concurrency,
             rate=rate,
             only="failed" if only_failed else None,
             progress=True,
         )
     except (ValueError, sk.SurveykitError) as exc:
-        raise _fail(str(exc)) from None
-    target: Path = out or file.with_name(f"{file.stem}.sent.csv")
+        hint = ""
+        if isinstance(exc, sk.batch.JournalMismatchError):
+            hint = " (--journal FILE for a new journal, or --no-journal for none)"
+        raise _fail(f"{exc}{hint}") from None
     _write(result.frame, target, index=True)
     typer.echo(repr(result))
     typer.echo(f"wrote the outcome of {len(result.frame):,} rows to {target}")

@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
+from surveykit._atomic import atomic_path
 from surveykit._dual import returns
 
 if TYPE_CHECKING:
@@ -130,20 +131,20 @@ class _Sync:
         else:
             merged = old
         watermark = _watermark(fetched, self.watermark)
-        temporary = self.data.with_suffix(".parquet.tmp")
-        merged.to_parquet(temporary, index=False)
-        os.replace(temporary, self.data)
-        self.meta.write_text(
-            json.dumps(
-                {
-                    "survey": self.reference,
-                    "watermark": watermark.isoformat() if watermark else None,
-                    "synced_at": datetime.now(UTC).isoformat(),
-                    "rows": len(merged),
-                }
-            ),
-            encoding="utf-8",
-        )
+        with atomic_path(self.data) as temporary:
+            merged.to_parquet(temporary, index=False)
+        with atomic_path(self.meta) as temporary:
+            temporary.write_text(
+                json.dumps(
+                    {
+                        "survey": self.reference,
+                        "watermark": watermark.isoformat() if watermark else None,
+                        "synced_at": datetime.now(UTC).isoformat(),
+                        "rows": len(merged),
+                    }
+                ),
+                encoding="utf-8",
+            )
         return SyncReport(
             self.reference, len(fetched), added, updated, len(merged), watermark, self.data
         )

@@ -8,6 +8,7 @@ from surveykit.batch._batch import (
     send_batch,
 )
 from surveykit.batch._journal import Journal, JournalMismatchError
+from surveykit.batch._lock import JournalLockedError
 from surveykit.batch._lookup import lookup_frame
 from surveykit.batch._plan import OUTCOMES
 from surveykit.batch._segments import Segments, count_segments
@@ -20,6 +21,7 @@ __all__ = [
     "BatchPreview",
     "BatchResult",
     "Journal",
+    "JournalLockedError",
     "JournalMismatchError",
     "Segments",
     "Template",

@@ -160,6 +160,7 @@ class _Batch:
         spec: BatchSpec,
         *,
         journal: str | PathLike[str] | None,
+        journal_timeout: float | None = 0.0,
         only: str | None,
         resend_unknown: bool,
         skip: Any,
@@ -181,11 +182,15 @@ class _Batch:
         self.on_row: Progress | None = progress if callable(progress) else None
         self.bucket = TokenBucket(rate)
         self.skip = skip_mask(df, skip, lookups)
-        self.journal = Journal(journal) if journal is not None else None
+        self.journal = Journal(journal, timeout=journal_timeout) if journal is not None else None
         self.known: dict[str, JournalRow] = {}
         if self.journal is not None:
-            self.journal.check_fingerprint(spec.fingerprint())
-            self.known = self.journal.load()
+            try:
+                self.journal.check_fingerprint(spec.fingerprint())
+                self.known = self.journal.load()
+            except BaseException:
+                self.journal.close()
+                raise
         self.keys = {label: row_key(label) for label in df.index}
         self.links: dict[str, str] = {
             key: row.link for key, row in self.known.items() if row.link is not None
@@ -453,6 +458,7 @@ def send_batch(
     concurrency: int = 8,
     rate: float | None = None,
     journal: str | PathLike[str] | None = None,
+    journal_timeout: float | None = 0.0,
     progress: bool | Progress = True,
 ) -> BatchResult | Awaitable[BatchResult]:
     """Send one personalised message to each row of ``df`` and return every row's outcome.
@@ -493,7 +499,12 @@ def send_batch(
         concurrency: requests in flight at once.
         rate: the most requests per second (a token bucket); None for no limit.
         journal: an SQLite file recording every row before and after its request; re-run
-            with the same file to resume without sending anything twice.
+            with the same file to resume without sending anything twice. One run at a time
+            holds it, across processes (a lock on ``<journal>.lock``, released when the run
+            ends, even by SIGKILL).
+        journal_timeout: seconds to wait while another run holds the journal; 0 (the
+            default) raises :class:`~surveykit.batch.JournalLockedError` at once, naming
+            the holder's pid and host; None waits as long as it takes.
         progress: show a progress bar (tqdm) with counts per outcome; False for none; or
             a function to call instead, each time a row gets its outcome, with the rows per
             outcome so far (a new dict each call; the values add up to ``len(df)`` at the
@@ -532,6 +543,7 @@ def send_batch(
         df,
         spec,
         journal=journal,
+        journal_timeout=journal_timeout,
         only=only,
         resend_unknown=resend_unknown,
         skip=skip,

@@ -7,6 +7,10 @@ reported as ``unknown`` and sent again only when the caller asks explicitly.
 
 WAL with ``synchronous=NORMAL`` survives a crash of the process (SIGKILL, a kernel restart);
 pass ``durable=True`` for ``synchronous=FULL`` if it must survive a power cut too.
+
+A journal is held by one run at a time, across processes: opening it takes an OS lock on
+``<journal>.lock`` (see :mod:`surveykit.batch._lock`) that closing it, or the process
+ending in any way, gives up.
 """
 
 from __future__ import annotations
@@ -18,6 +22,8 @@ from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
+
+from surveykit.batch._lock import JournalLock
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -86,15 +92,32 @@ def _now() -> str:
 
 
 class Journal:
-    """A batch's row states in one SQLite file; safe to use from several threads."""
+    """A batch's row states in one SQLite file; safe to use from several threads.
 
-    def __init__(self, path: str | PathLike[str], *, durable: bool = False) -> None:
+    Args:
+        path: the SQLite file (created if missing).
+        durable: ``synchronous=FULL`` (survives a power cut), not ``NORMAL``.
+        timeout: seconds to wait while another run holds the journal; 0 refuses at once,
+            None waits as long as it takes.
+
+    Raises:
+        JournalLockedError: another run (in this process or another) holds the journal.
+    """
+
+    def __init__(
+        self, path: str | PathLike[str], *, durable: bool = False, timeout: float | None = 0.0
+    ) -> None:
         self.path = str(path)
         self._lock = threading.Lock()
-        self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
-        self._db.executescript(_SCHEMA)
+        self._held = JournalLock(self.path, timeout=timeout)
+        try:
+            self._db = sqlite3.connect(self.path, check_same_thread=False, isolation_level=None)
+            self._db.execute("PRAGMA journal_mode=WAL")
+            self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+            self._db.executescript(_SCHEMA)
+        except BaseException:
+            self._held.release()
+            raise
 
     def check_fingerprint(self, fingerprint: dict[str, Any]) -> None:
         """Bind the journal to one batch; refuse a journal written by a different one."""
@@ -186,6 +209,9 @@ class Journal:
             )
 
     def close(self) -> None:
-        """Close the file."""
+        """Close the file and give the journal up to the next run."""
         with self._lock:
-            self._db.close()
+            try:
+                self._db.close()
+            finally:
+                self._held.release()

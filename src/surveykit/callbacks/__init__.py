@@ -16,8 +16,10 @@ from surveykit.callbacks._funnel import (
     STAGES,
     campaign_funnel,
 )
+from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
 from surveykit.callbacks._listener import Listener, listen, run_listener_cli
 from surveykit.callbacks._receiver import (
+    DEFAULT_BODY_TIMEOUT,
     DEFAULT_HANDLER_TIMEOUT,
     DEFAULT_MAX_BODY,
     DEFAULT_PATH,
@@ -34,17 +36,22 @@ from surveykit.callbacks._store import (
     delivery_identity,
 )
 from surveykit.callbacks._verify import (
+    DEFAULT_REPLAY_WINDOW,
     DEFAULT_SIGNATURE_DIGEST,
     DEFAULT_SIGNATURE_HEADER,
     callback_signature,
 )
 
 __all__ = [
+    "DEFAULT_BODY_TIMEOUT",
     "DEFAULT_DELIVERED_STATUSES",
     "DEFAULT_HANDLER_TIMEOUT",
+    "DEFAULT_IDLE_TIMEOUT",
     "DEFAULT_MAX_BODY",
+    "DEFAULT_MAX_CONNECTIONS",
     "DEFAULT_NOT_SENT_STATUSES",
     "DEFAULT_PATH",
+    "DEFAULT_REPLAY_WINDOW",
     "DEFAULT_SIGNATURE_DIGEST",
     "DEFAULT_SIGNATURE_HEADER",
     "EVENT_COLUMNS",

@@ -23,6 +23,7 @@ import uvicorn
 
 from surveykit._net import bind, url_of
 from surveykit.callbacks._funnel import campaign_funnel
+from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, server_config
 from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, H, Receiver
 from surveykit.callbacks._store import EventStore, StoreClosedError, events_frame
 from surveykit.models import CallbackType
@@ -30,15 +31,12 @@ from surveykit.models import CallbackType
 _START_TIMEOUT: Final = 15.0
 
 
-def _server(receiver: Receiver) -> uvicorn.Server:
-    config = uvicorn.Config(
-        receiver.app,
-        lifespan="off",
-        log_config=None,  # leave the notebook's logging configuration alone
-        log_level="warning",
-        access_log=False,
-        timeout_graceful_shutdown=5,
-    )
+def _server(
+    receiver: Receiver,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    max_connections: int | None = None,
+) -> uvicorn.Server:
+    config = server_config(receiver.app, idle_timeout=idle_timeout, max_connections=max_connections)
     return uvicorn.Server(config)
 
 
@@ -203,6 +201,8 @@ def listen(
     secret: str | bytes | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     receiver: Receiver | None = None,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    max_connections: int | None = None,
 ) -> Listener:
     """Start a callback receiver in a background thread and return its :class:`Listener`.
 
@@ -217,6 +217,12 @@ def listen(
         max_body: largest accepted callback body in bytes.
         receiver: a :class:`Receiver` built beforehand (its own db and secret apply, so
             ``db`` and ``secret`` must then be left out); the listener closes it on stop.
+        idle_timeout: seconds a connection may stay open without sending a complete
+            request head (after connecting or after its previous answer); then it is closed.
+        max_connections: connections open at once (default 256, or half the process's
+            free file descriptors if fewer); one more closes the connection idle the longest
+            (or, when all are busy with requests, is refused), so idle and slow clients
+            cannot keep valid callbacks out.
 
     Example:
         >>> with sk.listen() as listener:            # doctest: +SKIP
@@ -231,11 +237,11 @@ def listen(
     else:
         receiver = Receiver(db, secret=secret, max_body=max_body)
     try:
+        server = _server(receiver, idle_timeout, max_connections)
         sock = bind(host, port)
     except BaseException:
         receiver.close()
         raise
-    server = _server(receiver)
     errors: list[BaseException] = []
 
     def serve() -> None:

@@ -38,6 +38,7 @@ from starlette.routing import Route
 
 from surveykit.callbacks._store import EventStore, Recorded, ReplyState, delivery_identity
 from surveykit.callbacks._verify import (
+    DEFAULT_REPLAY_WINDOW,
     DEFAULT_SIGNATURE_DIGEST,
     DEFAULT_SIGNATURE_HEADER,
     SignatureCheck,
@@ -55,6 +56,9 @@ DEFAULT_PATH: Final = "/callbacks"
 
 DEFAULT_HANDLER_TIMEOUT: Final = 20.0
 """Seconds a handler may take; the platform waits at most 30 s for an answer."""
+
+DEFAULT_BODY_TIMEOUT: Final = 10.0
+"""Seconds a callback's whole body may take to arrive (a slow sender gets 408)."""
 
 Reply: TypeAlias = str | Mapping[str, Any] | SendRequest | None
 """What a handler returns: no reply, a text, fields of a send request, or a send request."""
@@ -204,6 +208,11 @@ class Receiver:
             without a reply (the platform waits at most 30 s).
         signature_header: the header carrying the signature.
         signature_digest: the hash function of the HMAC (hashlib name).
+        replay_window: seconds a timestamped signature (``t=...``) may be from the
+            receiver's clock, either way (401 outside it); None for no limit.
+        require_timestamp: refuse signatures that carry no timestamp (401).
+        body_timeout: seconds the whole body may take to arrive (408 after it, without
+            reading further), so a slow sender cannot hold the receiver.
 
     Example:
         >>> receiver = Receiver()
@@ -223,7 +232,12 @@ class Receiver:
         handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
         signature_header: str = DEFAULT_SIGNATURE_HEADER,
         signature_digest: str = DEFAULT_SIGNATURE_DIGEST,
+        replay_window: float | None = DEFAULT_REPLAY_WINDOW,
+        require_timestamp: bool = False,
+        body_timeout: float = DEFAULT_BODY_TIMEOUT,
     ) -> None:
+        if not body_timeout > 0:
+            raise ValueError(f"body_timeout: expected seconds > 0, got {body_timeout!r}")
         if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
             raise ValueError(f"max_body: expected a positive number of bytes, got {max_body!r}")
         if not path.startswith("/"):
@@ -233,9 +247,16 @@ class Receiver:
         self._check = (
             None
             if secret is None
-            else SignatureCheck.build(secret, header=signature_header, digest=signature_digest)
+            else SignatureCheck.build(
+                secret,
+                header=signature_header,
+                digest=signature_digest,
+                replay_window=replay_window,
+                require_timestamp=require_timestamp,
+            )
         )
         self.max_body = max_body
+        self.body_timeout = body_timeout
         self.path = path
         self.handler_timeout = handler_timeout
         self._handlers: dict[str, Handler] = {}
@@ -342,14 +363,22 @@ class Receiver:
         chunks: list[bytes] = []
         size = 0
         try:
-            async for chunk in request.stream():
-                size += len(chunk)
-                if size > self.max_body:
-                    # Stop reading here: the rest of the body is never buffered.
-                    raise self._too_large(f"more than {self.max_body} bytes were sent")
-                chunks.append(chunk)
+            async with asyncio.timeout(self.body_timeout):
+                async for chunk in request.stream():
+                    size += len(chunk)
+                    if size > self.max_body:
+                        # Stop reading here: the rest of the body is never buffered.
+                        raise self._too_large(f"more than {self.max_body} bytes were sent")
+                    chunks.append(chunk)
         except ClientDisconnect:
             raise _Rejected(400, "Bad request", "the client disconnected mid-body") from None
+        except TimeoutError:
+            raise _Rejected(
+                408,
+                "Request timeout",
+                f"the body did not arrive within {self.body_timeout:g} s ({size} bytes came)",
+                headers={"Connection": "close"},
+            ) from None
         return b"".join(chunks)
 
     def _too_large(self, what: str) -> _Rejected:

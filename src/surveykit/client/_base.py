@@ -27,6 +27,7 @@ from typing import (
 import httpx
 from pydantic import BaseModel
 
+from surveykit._redact import scrub_error
 from surveykit.client._auth import BasicTokenAuth
 from surveykit.client._config import (
     DEFAULT_LIMITS,
@@ -476,6 +477,14 @@ class BaseClient:
             headers={"Accept": spec.accept},
             extensions={STREAM_EXTENSION: True} if spec.stream else None,
         )
+        try:
+            return (yield from self._attempts(spec, request))
+        except Exception as error:
+            # An error page may echo the request's headers: no error leaves with the token.
+            scrub_error(error, request, [self._settings.token])
+            raise
+
+    def _attempts(self, spec: APIRequest[T], request: httpx.Request) -> Flow[T]:
         attempt = 0
         while True:
             attempt += 1

@@ -10,6 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from surveykit._atomic import atomic_path
 from surveykit.results._read import read_results
 from surveykit.results._source import Source
 
@@ -45,9 +46,39 @@ def results_to_parquet(
     in memory at a time. Column types are decided on the first chunk (pass ``dtypes`` to
     fix them). Read the file back with ``pandas.read_parquet(path)``.
 
+    The file is written under a temporary name beside ``path`` and moved into place only
+    when every row is in: a download or parse that fails part-way raises and leaves an
+    existing ``path`` as it was.
+
     Returns:
         The number of rows written. Empty results write a file with no row groups.
     """
+    with atomic_path(path) as temporary:
+        return _write(
+            source,
+            temporary,
+            format=format,
+            chunksize=chunksize,
+            header=header,
+            names=names,
+            dtypes=dtypes,
+            max_bytes=max_bytes,
+            compression=compression,
+        )
+
+
+def _write(
+    source: Source,
+    path: str | os.PathLike[str],
+    *,
+    format: str | None,
+    chunksize: int,
+    header: bool,
+    names: Sequence[str] | None,
+    dtypes: Mapping[str, Any] | None,
+    max_bytes: int | None,
+    compression: str,
+) -> int:
     rows = 0
     writer: pq.ParquetWriter | None = None
     schema: pa.Schema | None = None

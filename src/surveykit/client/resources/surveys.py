@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from os import PathLike
@@ -10,10 +11,64 @@ from typing import Any, TypeVar
 import httpx
 import pandas as pd
 
+from surveykit._atomic import atomic_path
 from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from
 from surveykit.models import ResultsFormat, ResultsRequest
 
 T = TypeVar("T")
+
+ROW_COUNT_HEADER = "X-Total-Count"
+"""A response header giving the number of result rows, compared with the rows read.
+
+The reference documents no row count; this is the common convention, honoured when a
+platform or proxy sends it (the sandbox does not)."""
+
+logger = logging.getLogger("surveykit")
+
+
+def _completeness(response: httpx.Response, rows: int) -> dict[str, Any]:
+    """Whether the whole body arrived, as far as the response can tell; attrs for the frame.
+
+    HTTP/1.x marks a body's end by its Content-Length or chunked framing, which httpx
+    checks (a cut body raises). A body delimited only by the connection closing cannot be
+    told apart from one cut on a row boundary: it is marked unchecked. HTTP/2 frames every
+    body, and an in-process transport (the embedded sandbox) has no connection to lose.
+    Raises ``httpx.ReadError`` (an incomplete download) when the platform's row count
+    header disagrees with the rows read.
+    """
+    attrs: dict[str, Any] = {"complete": True, "completeness": "checked by the HTTP framing"}
+    version = response.extensions.get("http_version")
+    framed = (
+        "content-length" in response.headers
+        or "chunked" in response.headers.get("transfer-encoding", "").lower()
+    )
+    if version is not None and bytes(version).startswith(b"HTTP/1") and not framed:
+        attrs = {
+            "complete": None,
+            "completeness": "could not be checked: the answer had neither Content-Length nor "
+            "chunked framing, so a download cut on a row boundary looks complete",
+        }
+    reported = response.headers.get(ROW_COUNT_HEADER)
+    if reported is not None:
+        try:
+            expected = int(reported)
+        except ValueError:
+            expected = -1
+        if expected < 0:
+            logger.warning("ignored %s: %r is not a row count", ROW_COUNT_HEADER, reported)
+        elif expected != rows:
+            raise httpx.ReadError(
+                f"{rows:,} rows arrived but the platform's {ROW_COUNT_HEADER} says {expected:,}"
+            )
+        else:
+            attrs = {
+                "complete": True,
+                "completeness": f"the {rows:,} rows read match {ROW_COUNT_HEADER}",
+            }
+        attrs["reported_rows"] = expected if expected >= 0 else None
+    if attrs["complete"] is None:
+        logger.warning("survey results: completeness %s", attrs["completeness"])
+    return attrs
 
 
 def _text(response: httpx.Response) -> str:
@@ -113,6 +168,14 @@ class Surveys(Resource[M]):
         every format gives the same DataFrame. With ``header=False`` pass ``names`` or get
         ``col1``..``colN``.
 
+        Completeness: a download cut part-way raises
+        :class:`~surveykit.APIConnectionError`. ``df.attrs["complete"]`` is True when the
+        HTTP framing (Content-Length, chunked, HTTP/2) or the platform's row count
+        (``X-Total-Count``, compared with the rows read; a mismatch raises) proves the
+        body whole, and None when the answer was delimited only by the connection closing,
+        so a cut on a row boundary could not be detected; ``df.attrs["completeness"]``
+        says which, and a warning is logged when unchecked.
+
         Example:
             >>> df = client.surveys.results("CSAT-SMS-2026")
         """
@@ -124,6 +187,7 @@ class Surveys(Resource[M]):
             frame: pd.DataFrame = read_results(
                 response.iter_bytes(), chosen.value, names=names, header=header, dtypes=dtypes
             )
+            frame.attrs.update(_completeness(response, len(frame)))
             return frame
 
         return _results_request(
@@ -145,15 +209,22 @@ class Surveys(Resource[M]):
 
         For results larger than memory: the body is parsed and written as it arrives.
         Returns the number of rows written. Open the file with pandas, DuckDB, Dask or Spark.
+
+        The file is written under a temporary name beside ``path`` and replaces it only
+        when the download is complete: a failure part-way raises and leaves an existing
+        file as it was. A row count header that disagrees with the rows read raises too;
+        an answer without length framing is logged as unchecked (see :meth:`results`).
         """
         from surveykit.results import results_to_parquet
 
         chosen = ResultsFormat(str(format).strip().upper())
 
         def parse(response: httpx.Response) -> int:
-            rows: int = results_to_parquet(
-                response.iter_bytes(), path, format=chosen.value, chunksize=chunksize
-            )
+            with atomic_path(path) as temporary:
+                rows: int = results_to_parquet(
+                    response.iter_bytes(), temporary, format=chosen.value, chunksize=chunksize
+                )
+                _completeness(response, rows)  # raises before the file is replaced
             return rows
 
         return _results_request(
