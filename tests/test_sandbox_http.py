@@ -217,7 +217,7 @@ def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None
     added = control(served, "POST", "/_sandbox/surveys/generate",
                     json={"reference": "GEN-HTTP", "rows": 2_500, "questions": 3, "seed": 5})
     assert added == {"reference": "GEN-HTTP", "surveyId": 9001, "rows": 2_500, "questions": 3,
-                     "seed": 5, "nasty": False}
+                     "seed": 5, "nasty": False, "wave": 0}
     table = http.surveys.results("GEN-HTTP")
     expected = generate_results_frame(2_500, seed=5, questions=3, nasty=False)
     assert len(table) == 2_500
@@ -229,6 +229,13 @@ def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None
                      json={"reference": "GEN-SEEDED", "rows": 0, "surveyId": 9002})
     assert (seeded["seed"], seeded["surveyId"]) == (0, 9002)
     assert len(http.surveys.results("GEN-SEEDED")) == 0
+    wave = control(served, "POST", "/_sandbox/surveys/generate",
+                   json={"reference": "GEN-W2", "rows": 300, "seed": 5, "wave": 2})
+    assert wave["wave"] == 2
+    expected = generate_results_frame(300, seed=5, nasty=False, wave=2)
+    assert list(http.surveys.results("GEN-W2")["Q1"].astype("string")) == list(
+        expected["Q1"].astype("string")
+    )
 
 
 @pytest.mark.parametrize(
@@ -247,6 +254,7 @@ def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None
         pytest.param({"reference": "G", "rows": 1, "seed": 1.5}, "seed", id="seed"),
         pytest.param({"reference": "G", "rows": 1, "nasty": "yes"}, "nasty", id="nasty"),
         pytest.param({"reference": "G", "rows": 1, "surveyId": 0}, "surveyId", id="survey-id"),
+        pytest.param({"reference": "G", "rows": 1, "wave": -1}, "wave", id="wave-negative"),
         pytest.param({"reference": "G", "rows": 1, "colour": "red"}, "colour", id="unknown"),
     ],
 )

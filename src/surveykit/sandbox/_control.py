@@ -18,7 +18,7 @@
 ``POST /_sandbox/deliveries/wait``        ``{"timeout": 30}``: until queued callbacks are done
 ``GET/POST/DELETE /_sandbox/stoplist``    list, add ``{"address"}``, remove ``?address=``
 ``POST /_sandbox/surveys/generate``       ``{"reference", "rows", "questions", "seed", "nasty",
-                                          "surveyId"}``: a generated benchmark survey
+                                          "surveyId", "wave"}``: a generated survey
 ``GET  /_sandbox/surveys/{ref}/codebook`` the survey's codebook (``sk.Codebook.to_dict()``)
 ``GET  /_sandbox/tokens``                 the admin and restricted tokens
 ========================================  ==============================================
@@ -285,6 +285,7 @@ _GENERATE_NAMES = {
     "seed": "seed",
     "nasty": "nasty",
     "surveyId": "survey_id",
+    "wave": "wave",
 }
 """The body of ``surveys/generate``: the parameters of ``Sandbox.add_generated_survey``."""
 
@@ -319,6 +320,7 @@ async def generate_survey(request: Request) -> Response:
             "questions": len(survey.questions),
             "seed": survey.generated_seed,
             "nasty": survey.generated_nasty,
+            "wave": survey.generated_wave,
         }
     )
 

@@ -184,6 +184,7 @@ def generated_survey(
     seed: int = 0,
     nasty: bool = False,
     survey_id: int = GENERATED_SURVEY_ID,
+    wave: int = 0,
 ) -> Survey:
     """A benchmark survey of ``rows`` respondents drawn from the generator when asked for.
 
@@ -203,6 +204,7 @@ def generated_survey(
         )
     seed = _whole("seed", seed, None)
     survey_id = _whole("survey_id", survey_id, 1)
+    wave = _whole("wave", wave, 0)
     if not isinstance(nasty, bool):
         raise ValueError(f"nasty: expected true or false, got {nasty!r}")
     return Survey(
@@ -222,4 +224,5 @@ def generated_survey(
         generated_rows=rows,
         generated_seed=seed,
         generated_nasty=nasty,
+        generated_wave=wave,
     )

@@ -83,6 +83,8 @@ class Survey(Record):
     """Respondents drawn by :mod:`surveykit.sandbox.generator` (benchmarks), not stored."""
     generated_seed: int = 0
     generated_nasty: bool = False
+    generated_wave: int = 0
+    """The generator's wave (0: uniform ratings; 1, 2, ...: a tracking survey's waves)."""
 
     def to_json(self) -> dict[str, Any]:
         """The survey as JSON-ready values."""

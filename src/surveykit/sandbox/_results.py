@@ -94,6 +94,7 @@ def _generated(
         questions=len(survey.questions),
         nasty=survey.generated_nasty,
         chunk_rows=CHUNK_ROWS,
+        wave=survey.generated_wave,
     ):
         chunk = chunk.assign(
             surveyReference=pd.array([survey.reference] * len(chunk), dtype=STRING)

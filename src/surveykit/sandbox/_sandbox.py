@@ -419,6 +419,7 @@ class Sandbox:
         seed: int | None = None,
         nasty: bool = False,
         survey_id: int = GENERATED_SURVEY_ID,
+        wave: int = 0,
     ) -> Survey:
         """Add a survey of ``rows`` generated respondents, for benchmarks.
 
@@ -434,6 +435,8 @@ class Sandbox:
             seed: the generator's seed (default: the sandbox's).
             nasty: add the hostile values (emoji, delimiters, line breaks in answers...).
             survey_id: the survey's id.
+            wave: 0 for uniform ratings; 1, 2, ... for the waves of a tracking survey
+                (ratings that differ by channel and rise a little each wave).
 
         Raises:
             ValueError: naming the field, for a value out of range or of the wrong type.
@@ -445,6 +448,7 @@ class Sandbox:
             seed=self.seed if seed is None else seed,
             nasty=nasty,
             survey_id=survey_id,
+            wave=wave,
         )
         self.add_survey(survey)
         return survey

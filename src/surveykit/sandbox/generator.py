@@ -141,7 +141,36 @@ def _timestamps(
     return result
 
 
-def _block(seed: int, block: int, start: int, n: int, questions: int, nasty: bool) -> pd.DataFrame:
+_NPS_BASE: Final = np.array([3, 2, 2, 3, 4, 8, 8, 15, 18, 17, 20], dtype=float)
+"""Relative frequencies of 0..10 in a wave's ratings: a typical, promoter-heavy NPS curve."""
+_CHANNEL_TILT: Final = {"SMS": 0.0, "WhatsApp": 0.5, "Email": -0.4, "Facebook": 0.1}
+"""How much each channel's wave ratings lean to the top (+) or bottom (-) of the scale."""
+_WAVE_TILT: Final = 0.35
+"""How much each later wave leans further to the top than the one before."""
+
+
+def _wave_ratings(
+    rng: np.random.Generator, channel: np.ndarray[Any, Any], wave: int
+) -> np.ndarray[Any, Any]:
+    """0..10 ratings of a wave: the base curve tilted by the channel and the wave number.
+
+    A tilt ``t`` multiplies the frequency of score ``s`` by ``exp(t * (s - 5) / 5)``, so
+    groups and waves differ the way real ones do, and tests can tell them apart.
+    """
+    scores = np.arange(11)
+    draws = rng.random(len(channel))
+    out = np.empty(len(channel), dtype=object)
+    for name, tilt in _CHANNEL_TILT.items():
+        weights = _NPS_BASE * np.exp((tilt + _WAVE_TILT * (wave - 1)) * (scores - 5) / 5)
+        cdf = np.cumsum(weights / weights.sum())
+        rows = channel == name
+        out[rows] = np.minimum(np.searchsorted(cdf, draws[rows], side="right"), 10).astype(str)
+    return out
+
+
+def _block(
+    seed: int, block: int, start: int, n: int, questions: int, nasty: bool, wave: int = 0
+) -> pd.DataFrame:
     rng = np.random.default_rng([seed, block])
     country = rng.integers(0, len(_COUNTRIES), n)
     codes = np.array([c[0] + c[1] for c in _COUNTRIES], dtype=object)[country]
@@ -194,6 +223,8 @@ def _block(seed: int, block: int, start: int, n: int, questions: int, nasty: boo
         kind = (q - 1) % 4
         if kind == 0:
             answers = rng.integers(0, 11, n).astype(str).astype(object)
+            if wave:  # drawn after the legacy draw, so wave 0 keeps its exact values
+                answers = _wave_ratings(rng, channel, wave)
         elif kind == 1:
             answers = _pick(rng, _CHOICES + (_NA_ANSWERS if nasty else ()), n)
         elif kind == 2:
@@ -223,6 +254,7 @@ def generate_results(
     questions: int = 10,
     nasty: bool = True,
     chunk_rows: int = 100_000,
+    wave: int = 0,
 ) -> Iterator[pd.DataFrame]:
     """Yield ``rows`` respondents' results in DataFrames of at most ``chunk_rows`` rows.
 
@@ -231,13 +263,20 @@ def generate_results(
     turn). ``nasty`` adds the hostile values: names with emoji, quotes, pipes and tabs;
     free text with commas, pipes, quotes, CR, LF and CRLF; answers typed as "N/A",
     "null", "None", "NA"; national phone numbers with a leading zero.
+
+    ``wave`` 0 draws every rating uniformly from 0..10. ``wave`` 1, 2, ... draws ratings
+    like a real tracking survey's waves: a promoter-heavy curve that differs by channel
+    (WhatsApp higher, Email lower) and moves up a little with each wave, so a report can
+    show significant differences between groups and waves.
     """
-    if rows < 0 or chunk_rows < 1 or questions < 1:
-        raise ValueError("rows must be >= 0, chunk_rows and questions >= 1")
+    if rows < 0 or chunk_rows < 1 or questions < 1 or wave < 0:
+        raise ValueError("rows and wave must be >= 0, chunk_rows and questions >= 1")
     pending: list[pd.DataFrame] = []
     have = 0
     for block, start in enumerate(range(0, rows, _BLOCK)):
-        pending.append(_block(seed, block, start, min(_BLOCK, rows - start), questions, nasty))
+        pending.append(
+            _block(seed, block, start, min(_BLOCK, rows - start), questions, nasty, wave)
+        )
         have += len(pending[-1])
         while have >= chunk_rows:
             joined = pd.concat(pending) if len(pending) > 1 else pending[0]
@@ -249,10 +288,10 @@ def generate_results(
 
 
 def generate_results_frame(
-    rows: int, *, seed: int = 0, questions: int = 10, nasty: bool = True
+    rows: int, *, seed: int = 0, questions: int = 10, nasty: bool = True, wave: int = 0
 ) -> pd.DataFrame:
     """All of :func:`generate_results` in one DataFrame (for small sizes)."""
-    chunks = list(generate_results(rows, seed=seed, questions=questions, nasty=nasty))
+    chunks = list(generate_results(rows, seed=seed, questions=questions, nasty=nasty, wave=wave))
     if not chunks:
-        return _block(seed, 0, 0, 0, questions, nasty)
+        return _block(seed, 0, 0, 0, questions, nasty, wave)
     return pd.concat(chunks) if len(chunks) > 1 else chunks[0]
