@@ -226,8 +226,10 @@ def _generated_spec(value: str) -> tuple[str, int]:
 
 def _register_commands() -> None:
     from surveykit._commands import register
+    from surveykit._report_command import report
 
     register(app)
+    app.command("report")(report)
 
 
 _register_commands()

@@ -8,6 +8,7 @@ Example:
     >>> sk.to_spss(labelled, "results.sav")                      # doctest: +SKIP
 """
 
+from surveykit.report._build import Report, build_report
 from surveykit.report._codebook import KINDS, Codebook, Question, QuestionKind
 from surveykit.report._errors import CodebookError, ExportError, LabelError
 from surveykit.report._excel import to_excel
@@ -24,7 +25,9 @@ __all__ = [
     "LabelError",
     "Question",
     "QuestionKind",
+    "Report",
     "RowReasons",
+    "build_report",
     "label",
     "to_excel",
     "to_spss",
