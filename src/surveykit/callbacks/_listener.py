@@ -203,6 +203,7 @@ def listen(
     secret: str | bytes | None = None,
     max_body: int = DEFAULT_MAX_BODY,
     receiver: Receiver | None = None,
+    opt_outs: Any = None,
 ) -> Listener:
     """Start a callback receiver in a background thread and return its :class:`Listener`.
 
@@ -217,6 +218,8 @@ def listen(
         max_body: largest accepted callback body in bytes.
         receiver: a :class:`Receiver` built beforehand (its own db and secret apply, so
             ``db`` and ``secret`` must then be left out); the listener closes it on stop.
+        opt_outs: an :class:`~surveykit.OptOutList` (or its path) kept current: STOP and
+            UNSTOP events already in the store are applied at start, new ones as they come.
 
     Example:
         >>> with sk.listen() as listener:            # doctest: +SKIP
@@ -230,6 +233,15 @@ def listen(
             )
     else:
         receiver = Receiver(db, secret=secret, max_body=max_body)
+    if opt_outs is not None:
+        from surveykit.campaign._optouts import as_opt_outs
+
+        try:
+            receiver.opt_outs = as_opt_outs(opt_outs)
+            receiver.opt_outs.update(receiver.store)
+        except BaseException:
+            receiver.close()
+            raise
     try:
         sock = bind(host, port)
     except BaseException:

@@ -204,6 +204,8 @@ class Receiver:
             without a reply (the platform waits at most 30 s).
         signature_header: the header carrying the signature.
         signature_digest: the hash function of the HMAC (hashlib name).
+        opt_outs: an :class:`~surveykit.OptOutList` that every STOP and UNSTOP callback
+            updates (after it is stored, before it is answered).
 
     Example:
         >>> receiver = Receiver()
@@ -223,6 +225,7 @@ class Receiver:
         handler_timeout: float = DEFAULT_HANDLER_TIMEOUT,
         signature_header: str = DEFAULT_SIGNATURE_HEADER,
         signature_digest: str = DEFAULT_SIGNATURE_DIGEST,
+        opt_outs: Any = None,
     ) -> None:
         if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
             raise ValueError(f"max_body: expected a positive number of bytes, got {max_body!r}")
@@ -238,6 +241,7 @@ class Receiver:
         self.max_body = max_body
         self.path = path
         self.handler_timeout = handler_timeout
+        self.opt_outs = opt_outs
         self._handlers: dict[str, Handler] = {}
         self._inflight: dict[str, asyncio.Future[dict[str, Any] | _Failed | None]] = {}
         self._owns_store = not isinstance(db, EventStore)
@@ -490,6 +494,11 @@ class Receiver:
 
     async def _status_callback(self, payload: CallbackPayload, method: str) -> Response:
         recorded = await self._store.arecord(payload, method=method, reply_state="none")
+        if self.opt_outs is not None and _type_key(payload.type or "") in ("stop", "unstop"):
+            try:  # idempotent, so a retry or the next listen() start repairs a failure
+                await anyio.to_thread.run_sync(self.opt_outs.update, payload)
+            except Exception as exc:
+                logger.warning("callback event %d: opt-out list: %s", recorded.event_id, exc)
         handler = self.handler_for(payload.type)
         if handler is None or not recorded.is_new:
             return Response(status_code=200)

@@ -111,7 +111,8 @@ class OptOutList:
 
     def _keys(self, numbers: Any, what: str) -> list[str]:
         values = pd.Series(
-            [numbers] if isinstance(numbers, str) or not isinstance(numbers, Iterable)
+            [numbers]
+            if isinstance(numbers, str) or not isinstance(numbers, Iterable)
             else list(numbers),
             dtype=object,
         )
@@ -200,9 +201,17 @@ class OptOutList:
             ).fetchone()
         return bool(row and row[0])
 
+    def check(self, destination: str) -> bool:
+        """Whether a batch's destination (E.164 digits or an address) is opted out."""
+        if destination.isdigit():
+            return self.contains_key(destination)
+        return destination in self
+
     def __len__(self) -> int:
         with self._lock:
-            (count,) = self._db.execute("SELECT count(*) FROM optouts WHERE opted_out = 1").fetchone()
+            (count,) = self._db.execute(
+                "SELECT count(*) FROM optouts WHERE opted_out = 1"
+            ).fetchone()
         return int(count)
 
     def _opted_out(self) -> pa.Array:
@@ -213,8 +222,7 @@ class OptOutList:
             if self._cache is not None and self._cache[0] == stamp:
                 return self._cache[1]
             numbers = [
-                row[0]
-                for row in self._db.execute("SELECT number FROM optouts WHERE opted_out = 1")
+                row[0] for row in self._db.execute("SELECT number FROM optouts WHERE opted_out = 1")
             ]
         array = pa.array(numbers, type=pa.string())
         self._cache = (stamp, array)
@@ -253,7 +261,11 @@ def _opt_events(events: Any) -> pd.DataFrame:
     if frame.empty:
         return empty
     kind = frame["type"].astype("string").str.lower()
-    inbound = frame["inbound"].astype("boolean").fillna(True) if "inbound" in frame else True
+    inbound = (
+        frame["inbound"].astype("boolean").fillna(True).astype(bool)
+        if "inbound" in frame
+        else pd.Series(True, index=frame.index)
+    )
     number = frame["source"].where(inbound, frame["destination"])
     at = pd.to_datetime(frame["timestamp"], utc=True)
     if "received_at" in frame:

@@ -60,9 +60,7 @@ def _one_wave(source: Any, label: str) -> tuple[pd.DataFrame, str | None]:
         )
     missing = [c for c in SEND_COLUMNS if c not in frame.columns]
     if missing:
-        raise ValueError(
-            f"sends[{label!r}]: missing column(s) {missing}; pass BatchResult.frame"
-        )
+        raise ValueError(f"sends[{label!r}]: missing column(s) {missing}; pass BatchResult.frame")
     plain = frame.reset_index(drop=True)
     destination = plain["destination"].astype("string")
     table = pd.DataFrame(
@@ -131,7 +129,9 @@ def event_table(events: Any) -> pd.DataFrame:
         frame["timestamp"] = frame["timestamp"].astype("datetime64[us, UTC]")
         return frame
     frame = events_table(events)
-    missing = [c for c in ("type", "message_id", "status", "source", "destination") if c not in frame]
+    missing = [
+        c for c in ("type", "message_id", "status", "source", "destination") if c not in frame
+    ]
     if missing:
         raise ValueError(f"events: missing column(s) {missing}; pass listener.events")
     return frame

@@ -119,8 +119,7 @@ def _respondents(results: pd.DataFrame, region: str | None) -> pd.DataFrame:
             else pd.Series(pd.NA, index=plain.index, dtype="string"),
             "started": (started | completed).to_numpy(),
             "completed": completed.to_numpy(),
-            "no_destination": (destination.isna() & ~nameless).to_numpy()
-            | nameless.to_numpy(),
+            "no_destination": (destination.isna() & ~nameless).to_numpy() | nameless.to_numpy(),
             "duplicate_in_results": False,
         }
     )
@@ -260,7 +259,9 @@ def campaign_status(
         else inbound_default
     ).astype(bool)
     number = (
-        raw_events["source"].astype("string").reset_index(drop=True)
+        raw_events["source"]
+        .astype("string")
+        .reset_index(drop=True)
         .where(inbound, raw_events["destination"].astype("string").reset_index(drop=True))
     )
     event_number = address_keys(number, region)
@@ -353,9 +354,9 @@ def campaign_status(
     ).fillna(last_wave.map(lambda w: channels.get(w) if isinstance(w, str) else None))
     frame = pd.DataFrame(
         {
-            "destination": pd.concat(
-                [people["destination"], extra_keys], ignore_index=True
-            ).astype("string"),
+            "destination": pd.concat([people["destination"], extra_keys], ignore_index=True).astype(
+                "string"
+            ),
             "channel": channel.astype("string"),
             "contacts": at(contacts, 0),
             "first_contact": stamp(pos(first_pos)),
@@ -382,9 +383,9 @@ def campaign_status(
     frame["sends"] = at(per_sends, 0)
     frame["events"] = at(per_events, 0)
     undeliverable = ~at(delivered, False) & (at(receipt_failed, False) | at(hard, False))
-    opted = frame["opted_out"].to_numpy(dtype=bool) | (
-        frame["last_outcome"] == "blocked"
-    ).fillna(False).to_numpy(dtype=bool)
+    opted = frame["opted_out"].to_numpy(dtype=bool) | (frame["last_outcome"] == "blocked").fillna(
+        False
+    ).to_numpy(dtype=bool)
     choice = np.select(
         [
             frame["completed"].to_numpy(dtype=bool),
@@ -402,7 +403,8 @@ def campaign_status(
 
     def pad(values: Any) -> BoolArray:
         head = np.asarray(values, dtype=bool)
-        return np.r_[head, np.zeros(n_rows - len(head), dtype=bool)]
+        padded: BoolArray = np.concatenate([head, np.zeros(n_rows - len(head), dtype=bool)])
+        return padded
 
     bits = {
         "not_in_results": np.r_[np.zeros(n_people, bool), np.ones(len(extra), bool)],
