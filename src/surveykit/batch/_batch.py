@@ -512,8 +512,9 @@ def send_batch(
 
     Outcomes: sent, tested (``test=True``), blocked, opted_out (on ``opt_outs``), landline,
     invalid, rejected (refused by a rule, before sending or by the platform with a 400: a
-    missing template value, a branded source with replies, no email route), failed (definitely not sent, worth
-    retrying with ``only="failed"``), unknown (may or may not have been sent), skipped.
+    missing template value, a branded source with replies, no email route), failed
+    (definitely not sent, worth retrying with ``only="failed"``), unknown (may or may not
+    have been sent), skipped.
     """
     spec = make_spec(
         df,
