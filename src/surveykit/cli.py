@@ -225,9 +225,11 @@ def _generated_spec(value: str) -> tuple[str, int]:
 
 
 def _register_commands() -> None:
+    from surveykit._campaign_commands import register as register_campaign
     from surveykit._commands import register
 
     register(app)
+    register_campaign(app)
 
 
 _register_commands()

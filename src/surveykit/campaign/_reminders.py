@@ -80,6 +80,7 @@ def plan_reminders(
     min_gap: str | pd.Timedelta = "48h",
     now: datetime | pd.Timestamp | str | None = None,
     channel: str = "sms",
+    results: pd.DataFrame | None = None,
 ) -> Reminders:
     """The respondents to remind, shaped for ``send_batch``; ``.excluded`` says why not.
 
@@ -94,9 +95,11 @@ def plan_reminders(
         status: what :func:`campaign_status` returned.
         max_contacts: the most messages anyone gets, the reminder included.
         min_gap: the least time between two messages to one respondent (``"48h"``).
-        now: the time the reminder goes out (timezone-aware); default now. With the
-            embedded sandbox, pass ``sandbox.now()``.
+        now: the time the reminder goes out (timezone-aware); default now. Contact times
+            are when each batch recorded its row (the machine's clock), as ``now`` is.
         channel: the channel of the reminder (``sms``, ``whatsapp``, ... or ``email``).
+        results: the survey results, for the template's columns (``{firstName}``): their
+            columns are joined on ``respondentId`` (those the status has are left out).
 
     Returns:
         :class:`Reminders`: indexed like ``status``, with ``mobileNumber`` (or
@@ -136,6 +139,18 @@ def plan_reminders(
     out.insert(0, column, destination[remind].to_numpy())
     excluded = status.loc[~remind].copy()
     excluded.insert(0, "reason", pd.Categorical(reason[~remind], categories=list(REASONS)))
+    if results is not None:
+        out = out.join(_template_columns(results, out), how="left")
     reminders = Reminders(out)
     reminders.excluded = excluded
     return reminders
+
+
+def _template_columns(results: pd.DataFrame, out: pd.DataFrame) -> pd.DataFrame:
+    if "respondentId" not in results.columns:
+        raise ValueError("results: needs a respondentId column to join on")
+    keep = [c for c in results.columns if c not in out.columns and c != "respondentId"]
+    table = results.assign(respondentId=results["respondentId"].astype("string"))
+    table = table.drop_duplicates("respondentId").set_index("respondentId")[keep]
+    table.index.name = out.index.name
+    return table
