@@ -496,7 +496,7 @@ class Receiver:
         recorded = await self._store.arecord(payload, method=method, reply_state="none")
         if self.opt_outs is not None and _type_key(payload.type or "") in ("stop", "unstop"):
             try:  # idempotent, so a retry or the next listen() start repairs a failure
-                await anyio.to_thread.run_sync(self.opt_outs.update, payload)
+                await anyio.to_thread.run_sync(self.opt_outs.apply, payload, recorded.event_id)
             except Exception as exc:
                 logger.warning("callback event %d: opt-out list: %s", recorded.event_id, exc)
         handler = self.handler_for(payload.type)

@@ -74,9 +74,9 @@ def address_keys(values: pd.Series, region: str | None = None) -> pd.Series:
     keys = pc.if_else(plain, pc.utf8_ltrim(arr, "+"), pa.scalar(None, pa.string()))
     if pc.all(pc.or_(plain, pc.is_null(arr))).as_py() is not False:
         # The common case (send frames, results, callbacks): digits as they are.
-        return pd.Series(keys.to_pandas(types_mapper=pd.ArrowDtype), index=values.index).astype(
-            "string"
-        )
+        return pd.Series(
+            keys.to_pandas(types_mapper=pd.ArrowDtype).array, index=values.index
+        ).astype("string")
     email = pc.fill_null(pc.match_substring(arr, "@"), False)
     keys = pc.if_else(email, pc.utf8_lower(arr), keys)
     squeezed = pc.replace_substring_regex(
@@ -88,14 +88,14 @@ def address_keys(values: pd.Series, region: str | None = None) -> pd.Series:
     if region is not None:
         take = pc.and_(take, pc.fill_null(pc.starts_with(squeezed, "+"), False))
     keys = pc.if_else(take, pc.utf8_ltrim(squeezed, "+"), keys)
-    result = pd.Series(keys.to_pandas(types_mapper=pd.ArrowDtype), index=values.index).astype(
+    result = pd.Series(keys.to_pandas(types_mapper=pd.ArrowDtype).array, index=values.index).astype(
         "string"
     )
     rest = result.isna() & pd.Series(
         pc.is_valid(arr).to_numpy(zero_copy_only=False), index=values.index
     )
     if rest.any():
-        texts = pd.Series(arr.to_pandas(), index=values.index)[rest]
+        texts = pd.Series(arr.to_pandas().to_numpy(), index=values.index)[rest]
         distinct = pd.Series(texts.unique())
         strict = normalize_phone_numbers(distinct, region)
         found = [

@@ -1,7 +1,8 @@
 """The opt-out list: numbers (and email addresses) never to message, kept in SQLite.
 
 Every number has one row holding its latest change: ``opted_out`` 1 or 0 and ``changed_at``,
-the time of the event or call that set it. A change applies only when it is later than the
+the time of the event or call that set it (``seq``, the event's order in its store, breaks
+ties: the platform's clock is coarse). A change applies only when it is later than the
 stored one, so STOP and UNSTOP events may be applied in any order, any number of times,
 and the list ends the same (the latest of them wins); a manual :meth:`OptOutList.add` or
 :meth:`OptOutList.remove` is stamped with the current time. WAL and ``BEGIN IMMEDIATE``
@@ -32,15 +33,17 @@ CREATE TABLE IF NOT EXISTS optouts (
     opted_out  INTEGER NOT NULL,
     reason     TEXT,
     changed_at TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
     source     TEXT NOT NULL
 );
 """
 _UPSERT: Final = """
-INSERT INTO optouts (number, opted_out, reason, changed_at, source) VALUES (?, ?, ?, ?, ?)
+INSERT INTO optouts (number, opted_out, reason, changed_at, seq, source)
+VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (number) DO UPDATE SET
     opted_out = excluded.opted_out, reason = excluded.reason,
-    changed_at = excluded.changed_at, source = excluded.source
-WHERE excluded.changed_at > optouts.changed_at
+    changed_at = excluded.changed_at, seq = excluded.seq, source = excluded.source
+WHERE (excluded.changed_at, excluded.seq) > (optouts.changed_at, optouts.seq)
 """
 _OPT_TYPES: Final = {"stop": 1, "unstop": 0}
 FRAME_COLUMNS: Final = ("number", "reason", "since", "source")
@@ -149,13 +152,13 @@ class OptOutList:
         """
         stamp = _now()
         keys = self._keys(numbers, "add")
-        return self._write([(k, 1, reason or "added", stamp, "manual") for k in keys])
+        return self._write([(k, 1, reason or "added", stamp, 0, "manual") for k in keys])
 
     def remove(self, numbers: str | Iterable[Any], *, reason: str | None = None) -> int:
         """Take numbers off the list (an UNSTOP by hand); return how many changed."""
         stamp = _now()
         keys = self._keys(numbers, "remove")
-        return self._write([(k, 0, reason or "removed", stamp, "manual") for k in keys])
+        return self._write([(k, 0, reason or "removed", stamp, 0, "manual") for k in keys])
 
     def update(self, events: Any) -> int:
         """Apply STOP and UNSTOP callbacks in time order; return how many numbers changed.
@@ -165,23 +168,31 @@ class OptOutList:
 
         Args:
             events: the listener's events DataFrame, an :class:`~surveykit.callbacks.EventStore`,
-                the path of its SQLite file, a ``CallbackPayload`` or a list of them.
+                the path of its SQLite file, a ``CallbackPayload`` or a list of them. Events
+                with the same timestamp are ordered by ``event_id`` (the store's arrival
+                order); in a list, the later one wins within the call.
         """
         frame = _opt_events(events)
         if frame.empty:
             return 0
         rows = [
-            (number, _OPT_TYPES[kind], f"{kind.upper()} callback", _stamp(at), "callback")
-            for number, kind, at in zip(
+            (number, _OPT_TYPES[kind], f"{kind.upper()} callback", _stamp(at), seq, "callback")
+            for number, kind, at, seq in zip(
                 frame["number"].tolist(),
                 frame["kind"].tolist(),
                 frame["at"].tolist(),
+                frame["order"].tolist(),
                 strict=True,
             )
         ]
         return self._write(rows)
 
     # -- reading ----------------------------------------------------------------------
+
+    def apply(self, payload: Any, event_id: int) -> int:
+        """Apply one stored callback (the receiver's hook); ``event_id`` is its store order."""
+        frame = events_table([payload]).assign(event_id=[event_id])
+        return self.update(frame)
 
     def __contains__(self, number: object) -> bool:
         keys = address_keys(pd.Series([number], dtype=object), self.region)
@@ -253,7 +264,7 @@ class OptOutList:
 def _opt_events(events: Any) -> pd.DataFrame:
     """The STOP/UNSTOP events of ``events``: number, kind, at, the latest per number."""
     frame = events_table(events)
-    empty = pd.DataFrame({"number": [], "kind": [], "at": []})
+    empty = pd.DataFrame({"number": [], "kind": [], "at": [], "order": []})
     if frame.empty:
         return empty
     kind = frame["type"].astype("string").str.lower()
@@ -270,7 +281,9 @@ def _opt_events(events: Any) -> pd.DataFrame:
     at = pd.to_datetime(frame["timestamp"], utc=True)
     if "received_at" in frame:
         at = at.fillna(pd.to_datetime(frame["received_at"], utc=True))
-    order = frame["event_id"] if "event_id" in frame else pd.Series(range(len(frame)))
+    # Without a store's event ids, ties keep what is stored (so a replay changes nothing);
+    # within one call the later event wins (a stable sort).
+    order = frame["event_id"] if "event_id" in frame else pd.Series(0, index=frame.index)
     table = pd.DataFrame(
         {
             "number": address_keys(number.reset_index(drop=True)),
@@ -281,7 +294,8 @@ def _opt_events(events: Any) -> pd.DataFrame:
     )
     table = table.dropna(subset=["number", "at"])
     table = table.sort_values(["at", "order"], kind="stable")
-    return table.drop_duplicates("number", keep="last")[["number", "kind", "at"]]
+    table["order"] = table["order"].astype("int64")
+    return table.drop_duplicates("number", keep="last")[["number", "kind", "at", "order"]]
 
 
 def events_table(events: Any) -> pd.DataFrame:
@@ -306,7 +320,6 @@ def events_table(events: Any) -> pd.DataFrame:
                 )
         return pd.DataFrame(
             {
-                "event_id": range(1, len(payloads) + 1),
                 "type": [None if p.type is None else str(p.type) for p in payloads],
                 "message_id": [p.message_id for p in payloads],
                 "status": [p.status for p in payloads],
