@@ -15,6 +15,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from surveykit.callbacks._funnel import DEFAULT_DELIVERED_STATUSES
 from surveykit.campaign._numbers import address_keys
@@ -139,13 +140,15 @@ def _respondents(results: pd.DataFrame, region: str | None) -> pd.DataFrame:
 
 def _encode(*parts: pd.Series) -> tuple[list[IntArray], pa.Array]:
     """Codes per part (-1 where missing) into one shared dictionary of keys."""
-    arrays = [pa.array(part.array, type=pa.string(), from_pandas=True) for part in parts]
-    if not arrays:
-        return [], pa.array([], type=pa.string())
-    encoded = pa.chunked_array(arrays, type=pa.string()).combine_chunks().dictionary_encode()
+    chunks: list[pa.Array] = []
+    for part in parts:
+        array = pa.array(part.array, type=pa.string(), from_pandas=True)
+        # Chunks as they are: a ChunkedArray given whole to chunked_array goes value by value.
+        chunks.extend(array.chunks if isinstance(array, pa.ChunkedArray) else [array])
+    encoded = pa.chunked_array(chunks, type=pa.string()).combine_chunks().dictionary_encode()
     codes = np.asarray(encoded.indices.fill_null(-1).to_numpy(zero_copy_only=False), np.int64)
     out, start = [], 0
-    for part in arrays:
+    for part in parts:
         out.append(codes[start : start + len(part)])
         start += len(part)
     return out, encoded.dictionary
@@ -159,13 +162,26 @@ def _count(codes: IntArray, size: int, weights: Any = None) -> IntArray:
 
 def _last(codes: IntArray, times: IntArray, size: int) -> IntArray:
     """Per code, the position of its latest row by time (ties: the later row); -1 if none."""
-    order = np.lexsort((np.arange(len(codes)), times, codes))
-    order = order[codes[order] >= 0]
-    sorted_codes = codes[order]
-    ends = np.r_[sorted_codes[1:] != sorted_codes[:-1], True] if len(order) else order == 0
+    order = np.argsort(times, kind="stable")
+    rank = np.empty_like(order)
+    rank[order] = np.arange(len(order))
     last = np.full(size, -1, dtype=np.int64)
-    last[sorted_codes[ends]] = order[ends]
+    ok = codes >= 0
+    if ok.any():
+        top = pd.Series(rank[ok]).groupby(codes[ok], sort=False).max()
+        last[top.index.to_numpy()] = order[top.to_numpy()]
     return last
+
+
+def _is_in(values: pd.Series, choices: Collection[str] | pd.Series) -> BoolArray:
+    """``values.isin(choices)`` as a bool array (pyarrow's kernel: pandas loops here)."""
+    array = pa.array(values.array, type=pa.string(), from_pandas=True)
+    if isinstance(choices, pd.Series):
+        value_set = pa.array(choices.array, type=pa.string(), from_pandas=True)
+    else:
+        value_set = pa.array(list(choices), type=pa.string())
+    hit = pc.fill_null(pc.is_in(array, value_set=value_set), False)
+    return np.asarray(hit.to_numpy(zero_copy_only=False), dtype=bool)
 
 
 def _take(values: Any, positions: IntArray, fill: Any) -> Any:
@@ -252,7 +268,9 @@ def campaign_status(
     raw_events = event_table(events)
     kind = raw_events["type"].astype("string").str.lower().reset_index(drop=True)
     status_text = raw_events["status"].astype("string").str.lower().reset_index(drop=True)
-    inbound_default = kind.isin(["message", "keyword", "stop", "unstop", "help", "info"])
+    inbound_default = pd.Series(
+        _is_in(kind, ["message", "keyword", "stop", "unstop", "help", "info"]), dtype="boolean"
+    )
     inbound = (
         raw_events["inbound"].astype("boolean").reset_index(drop=True).fillna(inbound_default)
         if "inbound" in raw_events
@@ -276,8 +294,8 @@ def campaign_status(
     # Events of a known send belong to that send's address.
     send_ids = waves["message_id"].astype("string")
     event_ids = raw_events["message_id"].astype("string").reset_index(drop=True)
-    real = ~event_ids.str.strip().str.lower().isin(list(PLACEHOLDER_MESSAGE_IDS)).fillna(True)
-    event_ids = event_ids.where(real)
+    placeholder = _is_in(event_ids.str.strip().str.lower(), PLACEHOLDER_MESSAGE_IDS)
+    event_ids = event_ids.mask(placeholder)
     (send_mid, event_mid), mids = _encode(send_ids, event_ids)
     owner = np.full(len(mids) + 1, -1, dtype=np.int64)
     has_mid = send_mid >= 0
@@ -297,7 +315,7 @@ def campaign_status(
     first_pos = _last(sent_codes, -send_times, size)
     last_pos = _last(sent_codes, send_times, size)
     latest = _last(send_code, send_times, size)
-    hard = _count(send_code, size, outcome.isin(list(UNDELIVERABLE_OUTCOMES)).to_numpy()) > 0
+    hard = _count(send_code, size, _is_in(outcome, UNDELIVERABLE_OUTCOMES)) > 0
 
     # Per address: events.
     delivered_set = [s.lower() for s in delivered_statuses]
@@ -308,12 +326,12 @@ def campaign_status(
         return _count(event_code, size, np.asarray(mask, dtype=bool)) > 0
 
     clicked = any_of(kind == "click")
-    replied = any_of(kind.isin(["message", "keyword"]).to_numpy(dtype=bool) & inbound.to_numpy())
-    receipt_ok = any_of(receipt & status_text.isin(delivered_set).fillna(False).to_numpy())
-    receipt_failed = any_of(receipt & status_text.isin(failed_set).fillna(False).to_numpy())
+    replied = any_of(_is_in(kind, ["message", "keyword"]) & inbound.to_numpy(dtype=bool))
+    receipt_ok = any_of(receipt & _is_in(status_text, delivered_set))
+    receipt_failed = any_of(receipt & _is_in(status_text, failed_set))
     unknown_ids = any_of(unknown_id)
     per_events = _count(event_code, size)
-    opt_kind = kind.isin(["stop", "unstop"]).to_numpy(dtype=bool)
+    opt_kind = _is_in(kind, ["stop", "unstop"])
     opt_times = _times(raw_events["timestamp"]) if len(raw_events) else np.zeros(0, np.int64)
     opt_last = _last(np.where(opt_kind, event_code, -1), opt_times, size)
     stopped = _take((kind == "stop").to_numpy(dtype=bool), opt_last, False)
@@ -327,7 +345,7 @@ def campaign_status(
     n_people = len(people)
     key_text = pd.Series(keys.to_pandas(), dtype="string")
     extra_keys = key_text.iloc[extra].reset_index(drop=True)
-    clash = extra_keys.isin(people["respondent"])
+    clash = _is_in(extra_keys, people["respondent"])
     extra_index = extra_keys.where(~clash, "destination:" + extra_keys)
     index = pd.Index(
         pd.concat([people["respondent"], extra_index], ignore_index=True),
@@ -351,7 +369,7 @@ def campaign_status(
     channel = pd.concat(
         [people["channel"], pd.Series(pd.NA, index=range(len(extra)), dtype="string")],
         ignore_index=True,
-    ).fillna(last_wave.map(lambda w: channels.get(w) if isinstance(w, str) else None))
+    ).fillna(last_wave.map(pd.Series(channels, dtype="string")))
     frame = pd.DataFrame(
         {
             "destination": pd.concat([people["destination"], extra_keys], ignore_index=True).astype(
