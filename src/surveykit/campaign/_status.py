@@ -369,7 +369,7 @@ def campaign_status(
     channel = pd.concat(
         [people["channel"], pd.Series(pd.NA, index=range(len(extra)), dtype="string")],
         ignore_index=True,
-    ).fillna(last_wave.map(pd.Series(channels, dtype="string")))
+    ).fillna(last_wave.map(pd.Series(channels, dtype="string")).astype("string"))
     frame = pd.DataFrame(
         {
             "destination": pd.concat([people["destination"], extra_keys], ignore_index=True).astype(
