@@ -65,3 +65,12 @@ def test_plots_and_widgets_load_on_first_use() -> None:
         [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
     )
     assert result.stdout.strip() == "ok", result.stderr
+
+
+def test_campaign_loop_names_are_the_campaign_package_objects() -> None:
+    from surveykit import campaign
+
+    assert sk.campaign_status is campaign.campaign_status
+    assert sk.plan_reminders is campaign.plan_reminders
+    assert sk.OptOutList is campaign.OptOutList
+    assert {"campaign_status", "plan_reminders", "OptOutList"} <= set(sk.__all__)

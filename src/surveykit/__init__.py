@@ -4,6 +4,7 @@ from surveykit import analysis, models
 from surveykit._sync_results import SyncReport, sync_results
 from surveykit.batch import BatchResult, lookup_frame, preview_batch, send_batch
 from surveykit.callbacks import Listener, Receiver, callback_signature, campaign_funnel, listen
+from surveykit.campaign import OptOutList, campaign_status, plan_reminders
 from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
 from surveykit.errors import (
     APIConnectionError,
@@ -71,6 +72,7 @@ __all__ = [
     "ImportStoppedError",
     "Listener",
     "NotFoundError",
+    "OptOutList",
     "OutcomeUnknownError",
     "PermissionDeniedError",
     "RateLimitError",
@@ -89,6 +91,7 @@ __all__ = [
     "build_import_list",
     "callback_signature",
     "campaign_funnel",
+    "campaign_status",
     "import_frame",
     "join_import_results",
     "label",
@@ -97,6 +100,7 @@ __all__ = [
     "models",
     "normalize_phone_number",
     "normalize_phone_numbers",
+    "plan_reminders",
     "plots",
     "preview_batch",
     "read_results",

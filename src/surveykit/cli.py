@@ -225,11 +225,13 @@ def _generated_spec(value: str) -> tuple[str, int]:
 
 
 def _register_commands() -> None:
+    from surveykit._campaign_commands import register as register_campaign
     from surveykit._commands import register
     from surveykit._report_command import report
 
     register(app)
     app.command("report")(report)
+    register_campaign(app)
 
 
 _register_commands()

@@ -26,6 +26,7 @@ from surveykit.batch._plan import (
     skip_mask,
 )
 from surveykit.batch._runner import (
+    OPTED_OUT,
     Flow,
     RowOutcome,
     TokenBucket,
@@ -169,6 +170,7 @@ class _Batch:
         concurrency: int,
         progress: bool | Progress,
         start: datetime | None = None,
+        opted_out: Callable[[str], bool] | None = None,
     ) -> None:
         if only not in (None, "failed"):
             raise ValueError(f"only: expected None or 'failed', got {only!r}")
@@ -197,6 +199,7 @@ class _Batch:
         }
         self.rows: dict[str, dict[str, Any]] = {}
         self.start = start
+        self.opted_out = opted_out
         self.sent_now = 0
         self.bar: Any = None
         self.counts: Counter[str] = Counter()
@@ -289,6 +292,7 @@ class _Batch:
                 bucket=self.bucket,
                 test=self.spec.test,
                 attempts=previous.attempts if previous else 0,
+                opted_out=self.opted_out,
             )
 
     def _keep(self, plan: RowPlan, previous: JournalRow, outcome: str | None) -> None:
@@ -331,7 +335,7 @@ class _Batch:
             attempts=result.attempts,
             time=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
-        self.sent_now += 1
+        self.sent_now += int(result.sent_now)
         self._tick(result.outcome)
 
     def _tick(self, outcome: str) -> None:
@@ -460,6 +464,7 @@ def send_batch(
     journal: str | PathLike[str] | None = None,
     journal_timeout: float | None = 0.0,
     progress: bool | Progress = True,
+    opt_outs: Any = None,
 ) -> BatchResult | Awaitable[BatchResult]:
     """Send one personalised message to each row of ``df`` and return every row's outcome.
 
@@ -511,11 +516,16 @@ def send_batch(
             end). It runs on the thread or task that finished the row, one call at a time,
             so keep it short (widgets use it to move their own bar). With a sync client,
             raising KeyboardInterrupt in it stops the batch as Ctrl-C does.
+        opt_outs: an :class:`~surveykit.OptOutList` (or its path): each row's destination
+            is checked right before its request, so a STOP that arrives while the batch
+            runs still stops the rows after it; those rows get the outcome ``opted_out``
+            and no request (they are not journaled: a re-run checks them again).
 
-    Outcomes: sent, tested (``test=True``), blocked, landline, invalid, rejected (refused by
-    a rule, before sending or by the platform with a 400: a missing template value, a
-    branded source with replies, no email route), failed (definitely not sent, worth
-    retrying with ``only="failed"``), unknown (may or may not have been sent), skipped.
+    Outcomes: sent, tested (``test=True``), blocked, opted_out (on ``opt_outs``), landline,
+    invalid, rejected (refused by a rule, before sending or by the platform with a 400: a
+    missing template value, a branded source with replies, no email route), failed
+    (definitely not sent, worth retrying with ``only="failed"``), unknown (may or may not
+    have been sent), skipped.
     """
     spec = make_spec(
         df,
@@ -552,6 +562,7 @@ def send_batch(
         concurrency=concurrency,
         progress=progress,
         start=platform_now(client),
+        opted_out=_opt_out_check(opt_outs),
     )
     from surveykit.client import AsyncClient
 
@@ -584,12 +595,15 @@ def preview_batch(
     timeout: int | None = None,
     survey_id: int | None = None,
     on_behalf: str | None = None,
+    opt_outs: Any = None,
 ) -> BatchPreview:
     """Render and validate every row without sending anything (no request is made).
 
     Short links are not registered: ``{link}`` is filled with ``link_placeholder`` so
     segment counts are realistic. Send times assume submission from ``when`` (or ``start``,
     or now) at ``rate`` requests per second, each held until its first allowed window.
+    Rows whose destination is on ``opt_outs`` (an :class:`~surveykit.OptOutList` or its
+    path) get the outcome ``opted_out``.
 
     Totals: rows, ready, segments, rejected (by reason), first_send and last_send.
     """
@@ -644,6 +658,15 @@ def preview_batch(
     )
     frame["segments"] = frame["segments"].astype("Int64")
     frame["send_at"] = pd.to_datetime(frame["send_at"], utc=True)
+    if opt_outs is not None:
+        from surveykit.campaign._optouts import as_opt_outs
+
+        listed = (frame["outcome"] == "ready") & as_opt_outs(opt_outs).contains(
+            frame["destination"]
+        )
+        frame["outcome"] = frame["outcome"].mask(listed, "opted_out")
+        frame["error"] = frame["error"].mask(listed, OPTED_OUT)
+        frame["send_at"] = frame["send_at"].mask(listed)
     ready = frame[frame["outcome"] == "ready"]
     not_ready = frame[frame["outcome"] != "ready"]
     reasons = (
@@ -658,3 +681,12 @@ def preview_batch(
         "last_send": ready["send_at"].max() if len(ready) else None,
     }
     return BatchPreview(frame, totals)
+
+
+def _opt_out_check(opt_outs: Any) -> Callable[[str], bool] | None:
+    """The per-row check of ``opt_outs``: one indexed SQLite read per row."""
+    if opt_outs is None:
+        return None
+    from surveykit.campaign._optouts import as_opt_outs
+
+    return as_opt_outs(opt_outs).check

@@ -29,6 +29,7 @@ OUTCOMES = (
     "sent",
     "tested",
     "blocked",
+    "opted_out",
     "landline",
     "invalid",
     "rejected",

@@ -27,6 +27,9 @@ from surveykit.models import EmailRequest, NumberType, SendResponse, SendStatus
 
 T = TypeVar("T")
 
+OPTED_OUT = "on the opt-out list"
+"""The error of a row given the outcome ``opted_out``."""
+
 
 @dataclass(frozen=True)
 class Wait:
@@ -123,8 +126,13 @@ def row_flow(
     test: bool,
     attempts: int,
     max_rate_limited: int = 5,
+    opted_out: Callable[[str], bool] | None = None,
 ) -> Flow[RowOutcome]:
-    """Send one planned row: journal, rate limit, 429 handling, outcome. Never sends twice."""
+    """Send one planned row: journal, rate limit, 429 handling, outcome. Never sends twice.
+
+    ``opted_out`` is asked about the destination right before each request: a STOP that
+    arrived after planning still stops the row (outcome ``opted_out``, nothing sent).
+    """
     request = plan.request
     assert request is not None and plan.destination is not None
     if isinstance(request, EmailRequest):
@@ -143,6 +151,8 @@ def row_flow(
         delay = bucket.reserve()
         if delay > 0:
             yield Wait(delay)
+        if opted_out is not None and opted_out(plan.destination):
+            return RowOutcome(plan.key, "opted_out", {"error": OPTED_OUT}, attempts, False)
         attempts += 1
         if journal is not None:
             journal.mark_in_flight(plan.key, plan.destination, plan.text or "", attempts)

@@ -203,6 +203,7 @@ def listen(
     receiver: Receiver | None = None,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     max_connections: int | None = None,
+    opt_outs: Any = None,
 ) -> Listener:
     """Start a callback receiver in a background thread and return its :class:`Listener`.
 
@@ -223,6 +224,8 @@ def listen(
             free file descriptors if fewer); one more closes the connection idle the longest
             (or, when all are busy with requests, is refused), so idle and slow clients
             cannot keep valid callbacks out.
+        opt_outs: an :class:`~surveykit.OptOutList` (or its path) kept current: STOP and
+            UNSTOP events already in the store are applied at start, new ones as they come.
 
     Example:
         >>> with sk.listen() as listener:            # doctest: +SKIP
@@ -236,6 +239,15 @@ def listen(
             )
     else:
         receiver = Receiver(db, secret=secret, max_body=max_body)
+    if opt_outs is not None:
+        from surveykit.campaign._optouts import as_opt_outs
+
+        try:
+            receiver.opt_outs = as_opt_outs(opt_outs)
+            receiver.opt_outs.update(receiver.store)
+        except BaseException:
+            receiver.close()
+            raise
     try:
         server = _server(receiver, idle_timeout, max_connections)
         sock = bind(host, port)

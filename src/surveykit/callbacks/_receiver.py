@@ -213,6 +213,8 @@ class Receiver:
         require_timestamp: refuse signatures that carry no timestamp (401).
         body_timeout: seconds the whole body may take to arrive (408 after it, without
             reading further), so a slow sender cannot hold the receiver.
+        opt_outs: an :class:`~surveykit.OptOutList` that every STOP and UNSTOP callback
+            updates (after it is stored, before it is answered).
 
     Example:
         >>> receiver = Receiver()
@@ -235,6 +237,7 @@ class Receiver:
         replay_window: float | None = DEFAULT_REPLAY_WINDOW,
         require_timestamp: bool = False,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
+        opt_outs: Any = None,
     ) -> None:
         if not body_timeout > 0:
             raise ValueError(f"body_timeout: expected seconds > 0, got {body_timeout!r}")
@@ -259,6 +262,7 @@ class Receiver:
         self.body_timeout = body_timeout
         self.path = path
         self.handler_timeout = handler_timeout
+        self.opt_outs = opt_outs
         self._handlers: dict[str, Handler] = {}
         self._inflight: dict[str, asyncio.Future[dict[str, Any] | _Failed | None]] = {}
         self._owns_store = not isinstance(db, EventStore)
@@ -519,6 +523,11 @@ class Receiver:
 
     async def _status_callback(self, payload: CallbackPayload, method: str) -> Response:
         recorded = await self._store.arecord(payload, method=method, reply_state="none")
+        if self.opt_outs is not None and _type_key(payload.type or "") in ("stop", "unstop"):
+            try:  # idempotent, so a retry or the next listen() start repairs a failure
+                await anyio.to_thread.run_sync(self.opt_outs.apply, payload, recorded.event_id)
+            except Exception as exc:
+                logger.warning("callback event %d: opt-out list: %s", recorded.event_id, exc)
         handler = self.handler_for(payload.type)
         if handler is None or not recorded.is_new:
             return Response(status_code=200)
