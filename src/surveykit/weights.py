@@ -81,6 +81,7 @@ class _Margin:
     levels: list[Any]  # target levels, in the targets' order
     shares: np.ndarray  # target shares, summing to 1
     codes: np.ndarray  # per row, the position of its level in ``levels`` (intp)
+    counts: np.ndarray  # respondents per level
 
 
 def rake(
@@ -114,7 +115,9 @@ def rake(
         A float Series named ``"weight"``, aligned with ``df.index``, of mean 1 (so weighted
         counts stay on the sample's scale). Exactly 1 everywhere when the sample already
         matches the targets within ``tol``. ``attrs`` holds ``iterations`` (0 in that case),
-        ``max_gap`` (the worst margin's final gap) and ``trim``.
+        ``max_gap`` (the worst margin's final gap, or an upper bound on it: raking stops
+        without recounting when the last pass's factors provably kept every margin within
+        ``tol``) and ``trim`` (the bounds used, or None).
 
     Raises:
         RakingError: a column missing from ``df``; shares that are negative, not numbers,
@@ -136,39 +139,42 @@ def rake(
         raise RakingError("cannot rake an empty frame (no respondents)")
     margins = [_margin(df, column, levels) for column, levels in targets.items()]
 
-    start_gaps = [_gap(np.bincount(m.codes, minlength=len(m.levels)), m.shares) for m in margins]
-    if max(float(g.max()) for g in start_gaps) <= tol:
-        return _result(
-            np.ones(n), df.index, iterations=0, gap=max(map(_max, start_gaps)), trim=trim
-        )
+    start_gaps = [_gap(m.counts.astype(float), m.shares) for m in margins]
+    if max(map(_max, start_gaps)) <= tol:
+        gap = max(map(_max, start_gaps))
+        return _result(np.ones(n), df.index, iterations=0, gap=gap, bounds=bounds)
 
     weights = np.ones(n)
     for iteration in range(1, max_iter + 1):
         worst = 0.0
+        spreads = []  # per margin, max factor / min factor of its adjustment
         for m in margins:
             totals = np.bincount(m.codes, weights=weights, minlength=len(m.levels))
             total = totals.sum()
             worst = max(worst, float(np.abs(totals / total - m.shares).max()))
             # Levels with no respondents have a 0 target (checked above): factor unused.
             factor = np.divide(m.shares * total, totals, out=np.ones_like(totals), where=totals > 0)
-            weights *= factor[m.codes]
+            spreads.append(float(factor.max() / factor.min()))
+            weights *= factor.take(m.codes)
+        if not np.isfinite(total):  # pragma: no cover - needs astronomically bad data
+            break
         if bounds is not None:
             _trim(weights, *bounds)
-        if not np.isfinite(weights).all():  # pragma: no cover - needs astronomically bad data
-            break
-        # The gaps above were measured before each margin's own adjustment: when they are all
-        # small, confirm on the final weights (one more bincount per margin, once).
-        if worst <= tol:
-            gaps = _gaps(weights, margins)
-            if max(map(_max, gaps)) <= tol:
-                return _result(
-                    weights,
-                    df.index,
-                    iterations=iteration,
-                    gap=max(map(_max, gaps)),
-                    trim=trim,
-                    bounds=bounds,
-                )
+            if worst <= tol:
+                gap = max(map(_max, _gaps(weights, margins)))
+                if gap <= tol:
+                    return _result(weights, df.index, iterations=iteration, gap=gap, bounds=bounds)
+            continue
+        # Each margin was exact after its own adjustment; the later adjustments of this pass
+        # multiplied every weight by factors whose max/min ratio is at most r, which moves any
+        # share by at most (r - 1) / 4. When that bound is within tol no recount is needed.
+        bound = max((float(np.prod(spreads[j + 1 :])) - 1) / 4 + 1e-12 for j in range(len(spreads)))
+        if bound <= tol:
+            return _result(weights, df.index, iterations=iteration, gap=bound)
+        if worst <= tol:  # close: recount every margin on the final weights (once)
+            gap = max(map(_max, _gaps(weights, margins)))
+            if gap <= tol:
+                return _result(weights, df.index, iterations=iteration, gap=gap)
     raise _not_converged(weights, df.index, margins, max_iter, tol, trim)
 
 
@@ -204,7 +210,6 @@ def _result(
     *,
     iterations: int,
     gap: float,
-    trim: Any,
     bounds: tuple[float, float] | None = None,
 ) -> pd.Series:
     weights = weights * (len(weights) / weights.sum())
@@ -212,7 +217,7 @@ def _result(
         # _trim left the weights within the bounds at mean 1: this only removes rounding.
         np.clip(weights, bounds[0], bounds[1], out=weights)
     series = pd.Series(weights, index=index, name="weight")
-    series.attrs.update(iterations=iterations, max_gap=gap, trim=trim)
+    series.attrs.update(iterations=iterations, max_gap=gap, trim=None if bounds is None else bounds)
     return series
 
 
@@ -314,9 +319,13 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
     series = df[column]
     if isinstance(series, pd.DataFrame):
         raise RakingError(f"column {column!r} appears more than once in the frame", column=column)
-    codes, uniques = pd.factorize(series, use_na_sentinel=True)
-    missing = np.flatnonzero(codes < 0)
-    if missing.size:
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        raw = series.cat.codes.to_numpy()  # no hashing: the categories are the levels
+        uniques: Any = series.cat.categories
+    else:
+        raw, uniques = pd.factorize(series, use_na_sentinel=True)
+    if len(raw) and raw.min() < 0:
+        missing = np.flatnonzero(raw < 0)
         raise RakingError(
             f"column {column!r} has {missing.size:,} missing value(s), first at row "
             f"{df.index[missing[0]]!r}: give those respondents a level (or drop them) "
@@ -324,9 +333,12 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
             column=column,
             row=df.index[missing[0]],
         )
+    raw_counts = np.bincount(raw, minlength=len(uniques))
+    present = raw_counts > 0
     position_of = {level: position for position, level in enumerate(names)}
-    mapping = np.empty(len(uniques), dtype=np.intp)
-    for code, value in enumerate(uniques):
+    mapping = np.zeros(len(uniques), dtype=np.intp)
+    for code in np.flatnonzero(present):
+        value = uniques[code]
         found = position_of.get(value)
         if found is None:
             raise RakingError(
@@ -336,8 +348,9 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
                 level=value,
             )
         mapping[code] = found
-    codes = mapping[codes]
-    counts = np.bincount(codes, minlength=len(names))
+    codes = mapping.take(raw)
+    counts = np.zeros(len(names), dtype=np.int64)
+    np.add.at(counts, mapping[present], raw_counts[present])
     for position, level in enumerate(names):
         if counts[position] == 0 and shares[position] > 0:
             raise RakingError(
@@ -353,7 +366,7 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
                 column=column,
                 level=level,
             )
-    return _Margin(column=column, levels=names, shares=shares, codes=codes)
+    return _Margin(column=column, levels=names, shares=shares, codes=codes, counts=counts)
 
 
 def summary(weights: pd.Series | np.ndarray | Sequence[float]) -> pd.Series:
