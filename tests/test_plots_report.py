@@ -147,13 +147,16 @@ def test_choice_question_keeps_horizontal_bars() -> None:
 
 def points(ax: Any) -> list[tuple[float, float, float, float]]:
     """(x, y, left end, right end) of every point with an interval bar."""
-    out = []
+    ends = {}
     for container in ax.containers:
-        line, _, (bars,) = container.lines
-        for x, y, segment in zip(
-            line.get_xdata(), line.get_ydata(), bars.get_segments(), strict=True
-        ):
-            out.append((float(x), float(y), float(segment[0][0]), float(segment[1][0])))
+        _, _, (bars,) = container.lines
+        for segment in bars.get_segments():
+            ends[round(float(segment[0][1]), 9)] = (float(segment[0][0]), float(segment[1][0]))
+    out = []
+    for line in ax.lines:
+        if line.get_marker() == "o" and line.get_markerfacecolor() != "none":
+            for x, y in zip(line.get_xdata(), line.get_ydata(), strict=True):
+                out.append((float(x), float(y), *ends[round(float(y), 9)]))
     return out
 
 
@@ -197,6 +200,7 @@ def test_proportions_in_percent_by_group() -> None:
     assert len(drawn) == 6
     np.testing.assert_allclose([(x, lo, hi) for x, _, lo, hi in drawn], expected)
     assert len(ax.containers) == 2  # one colour per region
+    assert len({to_hex(line.get_color()) for line in ax.lines}) == 2  # points and caps
     assert [t.get_text() for t in ax.get_legend().get_texts()] == ["North", "South"]
     assert ax.get_legend().get_title().get_text() == "region"
     assert "90% interval" in ax.get_xlabel()
@@ -219,13 +223,13 @@ def means_frame(question: str, groups: list[str], values: list[float]) -> pd.Dat
 
 
 def test_means_on_the_question_scale_with_codebook_title() -> None:
-    frame = means_frame("Q2", ["North", "South", "East"], [3.1, 4.2, 2.5])
+    frame = means_frame("Q2", ["North", "South", "East"], [3.1, 4.8, 2.5])
     frame.attrs.update(estimate="means", question="Q2")
     ax = plots.plot_estimates(frame, codebook=CODEBOOK).axes[0]
-    assert ax.get_xlim() == (1, 5)
+    assert ax.get_xlim() == (1, 5)  # South's interval reaches 5.2: the scale still decides
     assert ax.get_title(loc="left") == "How satisfied are you?"
     assert [t.get_text() for t in ax.get_yticklabels()] == ["North", "South", "East"]
-    assert [round(x, 6) for x, *_ in points(ax)] == [3.1, 4.2, 2.5]
+    assert [round(x, 6) for x, *_ in points(ax)] == [3.1, 4.8, 2.5]
     assert ax.get_legend() is None
 
 

@@ -164,18 +164,20 @@ def _draw(ax: Axes, rows: pd.DataFrame, kind: str, by: list[str]) -> None:
         bars = shown & np.isfinite(lower) & np.isfinite(upper)
         colour = PALETTE[number % len(PALETTE)]
         label = name if len(series) > 1 else None
+        # Bars are clipped to the axis (a mean cannot leave its scale); points are not, so a
+        # point on the scale's end shows whole.
         ax.errorbar(
             estimate[bars],
             y[bars],
             xerr=np.vstack([estimate[bars] - lower[bars], upper[bars] - estimate[bars]]),
-            fmt="o",
+            fmt="none",
             color=colour,
             capsize=3,
-            markersize=5,
-            label=label,
-            clip_on=False,
         )
-        if (shown & ~bars).any():
+        ax.plot(
+            estimate[bars], y[bars], "o", color=colour, markersize=5, label=label, clip_on=False
+        )
+        if (shown & ~bars).any():  # too few answers for an interval: a hollow point
             ax.plot(
                 estimate[shown & ~bars],
                 y[shown & ~bars],
