@@ -34,6 +34,7 @@ from surveykit.frames import (
     normalize_phone_number,
     normalize_phone_numbers,
 )
+from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
 from surveykit.results import read_results, results_to_parquet, tidy_results, write_results
 from surveykit.sandbox import Sandbox
 
@@ -62,6 +63,7 @@ __all__ = [
     "BasicTokenAuth",
     "BatchResult",
     "Client",
+    "Codebook",
     "ColumnMappingError",
     "ConfigurationError",
     "ConflictError",
@@ -89,6 +91,7 @@ __all__ = [
     "campaign_funnel",
     "import_frame",
     "join_import_results",
+    "label",
     "listen",
     "lookup_frame",
     "models",
@@ -101,6 +104,9 @@ __all__ = [
     "send_batch",
     "sync_results",
     "tidy_results",
+    "to_excel",
+    "to_spss",
+    "to_stata",
     "weights",
     "widgets",
     "write_results",

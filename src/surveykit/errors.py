@@ -20,6 +20,7 @@ Everything derives from :class:`SurveykitError`::
     │   │   └── ServerOutcomeUnknownError   500, 502, 504 to a send (also an OutcomeUnknownError)
     │   └── UnexpectedResponseError     a success status with a body that cannot be read
     ├── ResultsParseError           results that cannot be read (format, record, byte offset)
+    ├── AnalysisInputError          data an estimate cannot use (names the column, row, value)
     └── ImportStoppedError          import_frame stopped at a 404 (defined in surveykit.frames):
                                     .result has every row, .cause is the NotFoundError; it is
                                     not a NotFoundError, so catch it by name
@@ -47,6 +48,7 @@ __all__ = [
     "APIConnectionError",
     "APIStatusError",
     "APITimeoutError",
+    "AnalysisInputError",
     "AuthenticationError",
     "BadRequestError",
     "ColumnMappingError",
@@ -75,6 +77,15 @@ class ConfigurationError(SurveykitError, ValueError):
 
 class ColumnMappingError(SurveykitError, ValueError):
     """The columns of a DataFrame cannot be mapped to import properties unambiguously."""
+
+
+class AnalysisInputError(SurveykitError, ValueError):
+    """Data an estimate in :mod:`surveykit.analysis` cannot use.
+
+    A question or grouping column that is not in the frame, a rating with text answers,
+    weights that are missing, negative or sum to zero: the message names the column and,
+    where there is one, the row label and the value.
+    """
 
 
 def _describe(request: httpx.Request | None) -> str:

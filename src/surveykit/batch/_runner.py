@@ -14,13 +14,11 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from surveykit._platform import outcome_unknown
 from surveykit.batch._journal import Journal
 from surveykit.batch._plan import RowPlan
 from surveykit.errors import (
-    APIConnectionError,
-    APIStatusError,
     BadRequestError,
-    OutcomeUnknownError,
     RateLimitError,
     SendRejectedError,
     SurveykitError,
@@ -82,26 +80,18 @@ def classify(result: Any, *, test: bool) -> tuple[str, dict[str, Any]]:
         if sent.number_type == NumberType.LANDLINE:
             return "landline", fields
         return "failed", fields
-    error = {"error": str(result)}
-    if isinstance(result, OutcomeUnknownError):
-        return "unknown", error
     if isinstance(result, BadRequestError):
         # The platform refused the request by its rules (validation, no email route, bad
         # MetaData): sending it again unchanged would be refused again, so not "failed".
         text = str(result).lower()
         if "destination" in text and "invalid" in text:
-            return "invalid", error
-        return "rejected", error
-    if isinstance(result, APIStatusError):
-        # A 503 means the platform did not take the send; any other 5xx may come after it
-        # acted on it (the client raises ServerOutcomeUnknownError, caught above, for 500,
-        # 502 and 504).
-        if result.status_code < 500 or result.status_code == 503:
-            return "failed", error
-        return "unknown", error
-    if isinstance(result, APIConnectionError):
-        return "failed", error  # provably never reached the platform, after retries
-    return "unknown", {"error": f"{type(result).__name__}: {result}"}
+            return "invalid", {"error": str(result)}
+        return "rejected", {"error": str(result)}
+    if not isinstance(result, SurveykitError):
+        return "unknown", {"error": f"{type(result).__name__}: {result}"}
+    # Provably not taken (never reached the platform, a 4xx, a 503): "failed", worth
+    # sending again; anything else may have been acted on: "unknown", never resent.
+    return ("unknown" if outcome_unknown(result) else "failed"), {"error": str(result)}
 
 
 def _send_fields(response: SendResponse) -> dict[str, Any]:

@@ -1,12 +1,16 @@
-"""Send windows: the reference's Window objects, a readable shorthand, and next allowed times."""
+"""Send windows: the reference's Window objects and a readable shorthand.
+
+When a window next opens is the platform's rule, :func:`surveykit._platform.next_allowed`
+(re-exported here and as ``surveykit.batch.next_allowed``).
+"""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
-from datetime import datetime, timedelta
+from collections.abc import Iterable, Mapping
 from typing import Any
 
+from surveykit._platform import next_allowed
 from surveykit.models import Window
 
 _DAYS = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
@@ -87,28 +91,4 @@ def windows_from(value: Any) -> list[Window] | None:
     return result
 
 
-def next_allowed(windows: Sequence[Window] | None, moment: datetime) -> datetime | None:
-    """The first moment at or after ``moment`` inside one of ``windows``.
-
-    ``moment``'s own clock is the windows' clock (the reference does not say whether the
-    platform uses the account's or the recipient's zone). None when no window ever opens
-    (an empty list).
-    """
-    if windows is None:
-        return moment
-    best: datetime | None = None
-    for offset in range(8):
-        day = (moment + timedelta(days=offset)).date()
-        for window in windows:
-            if day.isoweekday() not in window.days:
-                continue
-            start = datetime.combine(day, window.from_, tzinfo=moment.tzinfo)
-            end = datetime.combine(day, window.to, tzinfo=moment.tzinfo)
-            if end <= moment:
-                continue
-            candidate = max(start, moment)
-            if best is None or candidate < best:
-                best = candidate
-        if best is not None:
-            return best
-    return best
+__all__ = ["next_allowed", "parse_window", "windows_from"]

@@ -9,6 +9,9 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+# Error statuses after which a write may have been acted on: the platform's rule.
+from surveykit._platform import OUTCOME_UNKNOWN_STATUSES
+
 # Failures after which the server provably never saw the request: nothing was written to
 # a connection (refused, DNS, TLS handshake, connect timeout, no free pooled connection).
 NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
@@ -18,11 +21,6 @@ NEVER_SENT = (httpx.ConnectError, httpx.ConnectTimeout, httpx.PoolTimeout)
 NOT_SENDABLE = (httpx.LocalProtocolError,)
 
 RETRY_STATUSES = frozenset({429, 502, 503, 504})
-
-# Error statuses after which a send may have been acted on: a 500 can come after the
-# platform handed the message on, a gateway's 502 or 504 after it forwarded the request. A
-# 503 is "unable to handle the request" (RFC 9110 section 15.6.4): it was not taken.
-OUTCOME_UNKNOWN_STATUSES = frozenset({500, 502, 504})
 
 
 def parse_retry_after(value: str | None, *, now: datetime | None = None) -> float | None:
@@ -103,3 +101,13 @@ class RetryPolicy:
         if retry_after is None:
             return self.backoff(attempt)
         return float(retry_after) if retry_after <= self.max_retry_after else None
+
+
+__all__ = [
+    "NEVER_SENT",
+    "NOT_SENDABLE",
+    "OUTCOME_UNKNOWN_STATUSES",
+    "RETRY_STATUSES",
+    "RetryPolicy",
+    "parse_retry_after",
+]

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit._dual import returns
+from surveykit._platform import outcome_unknown
 from surveykit.batch._runner import Flow, drive_async, drive_sync
 from surveykit.errors import (
     APIConnectionError,
-    APIStatusError,
     NotFoundError,
     OutcomeUnknownError,
     SurveykitError,
@@ -74,17 +74,13 @@ def _show(plan: ImportPlan, reference: str, progress: bool) -> None:
 
 
 def _chunk_outcome(error: SurveykitError) -> tuple[str, str]:
-    if isinstance(error, OutcomeUnknownError):
-        return "unknown", f"may or may not have been imported ({error}); not sent again"
     if isinstance(error, APIConnectionError):
         return "not sent", f"never reached the platform: {error}"
-    if (
-        isinstance(error, APIStatusError)
-        and error.status_code >= 500
-        and error.status_code not in (502, 503)
-    ):
-        return "unknown", f"the platform failed ({error}); it may have imported some records"
-    return "failed", str(error)
+    if not outcome_unknown(error):
+        return "failed", str(error)
+    if isinstance(error, OutcomeUnknownError):
+        return "unknown", f"may or may not have been imported ({error}); not sent again"
+    return "unknown", f"the platform failed ({error}); it may have imported some records"
 
 
 class _Import:

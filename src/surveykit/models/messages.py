@@ -34,7 +34,17 @@ E164Digits = Annotated[str, StringConstraints(pattern=E164_DIGITS.pattern)]
 """A telephone number as the platform takes it: country code and number, ASCII digits only."""
 
 BRANDED_SOURCE_MAX = 11
+"""The longest branded (alphanumeric) source the platform takes."""
 _NUMBER_SOURCE = re.compile(r"^\+?[0-9]+$")
+
+
+def is_branded(source: str) -> bool:
+    """Whether a source is a branded sender name rather than a number or short code.
+
+    A number or short code is ASCII digits with an optional leading ``+``; anything else
+    is branded (at most :data:`BRANDED_SOURCE_MAX` characters, no replies, SMS only).
+    """
+    return not _NUMBER_SOURCE.fullmatch(source)
 
 
 class MessageType(IntEnum):
@@ -222,7 +232,7 @@ class SendRequest(RequestModel):
 
     @model_validator(mode="after")
     def _branded(self) -> SendRequest:
-        if not _NUMBER_SOURCE.fullmatch(self.source):
+        if is_branded(self.source):
             if len(self.source) > BRANDED_SOURCE_MAX:
                 raise ValueError(
                     f"source: a branded source is at most {BRANDED_SOURCE_MAX} characters, "

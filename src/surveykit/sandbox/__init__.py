@@ -16,7 +16,7 @@ from surveykit.sandbox._records import (
 )
 from surveykit.sandbox._rules import MAGIC_NUMBERS, NumberInfo
 from surveykit.sandbox._sandbox import IN_PROCESS_URL, Sandbox
-from surveykit.sandbox._state import DEFAULT_START, Fault
+from surveykit.sandbox.state import DEFAULT_START, Fault
 
 __all__ = [
     "DEFAULT_START",

@@ -22,7 +22,7 @@ from starlette.types import Message, Receive, Scope, Send
 
 from surveykit.sandbox import _control, _openapi, _routes
 from surveykit.sandbox._errors import problem_body
-from surveykit.sandbox._state import Fault, SandboxState
+from surveykit.sandbox.state import Fault, SandboxState
 
 if TYPE_CHECKING:
     from surveykit.sandbox._delivery import CallbackDelivery
@@ -121,7 +121,7 @@ class SandboxApp(Starlette):
                 user=user.name if user else None,
                 body=_journal_body(raw),
             )
-        fault = state.pick_fault(scope["method"], path) if api else None
+        fault = state.faults.pick(scope["method"], path) if api else None
         if fault is not None and fault.latency > 0:
             await anyio.sleep(fault.latency)
         if fault is not None and fault.drop == "before":

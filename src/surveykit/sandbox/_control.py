@@ -19,6 +19,7 @@
 ``GET/POST/DELETE /_sandbox/stoplist``    list, add ``{"address"}``, remove ``?address=``
 ``POST /_sandbox/surveys/generate``       ``{"reference", "rows", "questions", "seed", "nasty",
                                           "surveyId"}``: a generated benchmark survey
+``GET  /_sandbox/surveys/{ref}/codebook`` the survey's codebook (``sk.Codebook.to_dict()``)
 ``GET  /_sandbox/tokens``                 the admin and restricted tokens
 ========================================  ==============================================
 """
@@ -40,7 +41,7 @@ from surveykit.models import CallbackSettings
 from surveykit.sandbox._data import generated_survey
 from surveykit.sandbox._errors import problem_body
 from surveykit.sandbox._records import SECRET_MASK, iso
-from surveykit.sandbox._state import SandboxState, callback_target
+from surveykit.sandbox.state import SandboxState, callback_target
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -146,7 +147,7 @@ async def faults(request: Request) -> Response:
     """GET, POST and DELETE /_sandbox/faults."""
     state = _state(request)
     if request.method == "DELETE":
-        state.clear_faults()
+        state.faults.clear()
         return JSONResponse([])
     if request.method == "POST":
         body = await _json(request)
@@ -163,7 +164,7 @@ async def faults(request: Request) -> Response:
         unknown = set(body) - set(names)
         if unknown:
             raise ValueError(f"unknown fault settings: {sorted(unknown)}")
-        fault = state.add_fault(**{names[k]: v for k, v in body.items()})
+        fault = state.faults.add(**{names[k]: v for k, v in body.items()})
         return JSONResponse(fault.wire())
     with state.lock:
         return JSONResponse([fault.wire() for fault in state.faults])
@@ -323,6 +324,20 @@ async def generate_survey(request: Request) -> Response:
 
 
 @control
+async def survey_codebook(request: Request) -> Response:
+    """GET /_sandbox/surveys/{reference}/codebook: the survey's codebook (``Codebook.to_dict``)."""
+    from surveykit.sandbox._codebook import survey_codebook as derive
+
+    reference = request.path_params["reference"]
+    state = _state(request)
+    with state.transaction():
+        survey = state.find_survey(reference)
+    if survey is None:
+        return _bad(f"No survey has the reference {reference!r}.", 404)
+    return JSONResponse(derive(survey).to_dict())
+
+
+@control
 async def tokens(request: Request) -> Response:
     """GET /_sandbox/tokens."""
     users = _state(request).users.values()
@@ -346,5 +361,6 @@ def routes() -> list[BaseRoute]:
         Route("/_sandbox/deliveries/wait", wait_deliveries, methods=["POST"]),
         Route("/_sandbox/stoplist", stoplist, methods=["GET", "POST", "DELETE"]),
         Route("/_sandbox/surveys/generate", generate_survey, methods=["POST"]),
+        Route("/_sandbox/surveys/{reference}/codebook", survey_codebook, methods=["GET"]),
         Route("/_sandbox/tokens", tokens, methods=["GET"]),
     ]

@@ -32,10 +32,10 @@ import httpx
 
 from surveykit._signing import DEFAULT_SIGNATURE_HEADER, callback_signature
 from surveykit.models import SendRequest
-from surveykit.sandbox._errors import SandboxHTTPError
+from surveykit.sandbox._errors import REJECTION_STATUS, Rejection, SandboxHTTPError
 from surveykit.sandbox._records import CallbackTarget, Event, JournalEntry
 from surveykit.sandbox._routes import parse_send_request
-from surveykit.sandbox._state import SandboxState
+from surveykit.sandbox.state import SandboxState
 
 RESPONSE_TYPES: Final = frozenset({"Message", "Keyword"})
 """Callback types whose answer may carry a message to send (the reference)."""
@@ -295,10 +295,14 @@ class CallbackDelivery:
         except ValueError as exc:
             reply = {"outcome": "refused", "error": str(exc)}
         else:
-            sent = self._state.send_callback_reply(job.seq, job.generation, request)
-            if sent is None:
-                return
-            code, answer = sent
+            try:
+                sent = self._state.send_callback_reply(job.seq, job.generation, request)
+            except Rejection as refused:
+                code, answer = REJECTION_STATUS, refused.body
+            else:
+                if sent is None:
+                    return
+                code, answer = 200, sent
             reply = {
                 "outcome": "sent"
                 if code == 200 and answer["MessageID"] != "Unknown"

@@ -1,8 +1,16 @@
-"""Error answers of the sandbox, raised by the state and rendered by the routes."""
+"""Error answers of the sandbox, raised by the state and rendered by the routes.
+
+The state raises two kinds: a :class:`Rejection`, the platform's refusal of a send or a
+lookup, which carries the answer's body (a SendResponse or LookupResponse) and no HTTP
+status; and a :class:`Problem` (or :class:`TextError`), an error answer in the platform's
+own forms. The routes render both (a Rejection as 400).
+"""
 
 from __future__ import annotations
 
 from typing import Any
+
+from surveykit.errors import SurveykitError
 
 PROBLEM_TYPES = {
     400: "https://tools.ietf.org/html/rfc9110#section-15.5.1",
@@ -104,11 +112,23 @@ def validation(errors: dict[str, list[str]]) -> Problem:
     )
 
 
-class Rejected(SandboxHTTPError):
-    """A send refused with a Send response body (landline, blocked, problem sending)."""
+class Rejection(SurveykitError):
+    """A send or lookup the platform refused by its rules, with the body it answers.
 
-    def __init__(self, body: dict[str, Any], status: int = 400) -> None:
-        super().__init__(status, body, root="SendResponse")
+    A destination on the stop list or blocked, a landline or a failed lookup when the send
+    asked for one, a problem sending, a lookup that failed. ``body`` is the SendResponse
+    (or LookupResponse) body; the routes answer it with :data:`REJECTION_STATUS`.
+    """
+
+    def __init__(self, body: dict[str, Any]) -> None:
+        status = body.get("Status", body.get("status"))
+        super().__init__(f"refused with Status {status}")
+        self.body = body
+
+
+REJECTION_STATUS = 400
+"""The HTTP status of a :class:`Rejection` (with an account callback, a destination check's
+refusal is instead a 200 and a Lookup event: that is the state's decision, not an error)."""
 
 
 class TextError(SandboxHTTPError):
@@ -116,3 +136,22 @@ class TextError(SandboxHTTPError):
 
     def __init__(self, text: str, status: int = 400) -> None:
         super().__init__(status, text, kind="text")
+
+
+def errors_of(exc: ValueError) -> dict[str, list[str]]:
+    """Pydantic errors as ASP.NET-style ``{field: [messages]}`` (wire field names)."""
+    errors: dict[str, list[str]] = {}
+    raw = getattr(exc, "errors", None)
+    if not callable(raw):
+        return {"": [str(exc)]}
+    for error in raw():
+        loc = [str(part) for part in error.get("loc", ())]
+        message = str(error.get("msg", "invalid"))
+        message = message.removeprefix("Value error, ")
+        if loc:
+            name = ".".join(loc)
+        else:
+            head, sep, _ = message.partition(":")
+            name = head if sep and " " not in head else ""
+        errors.setdefault(name, []).append(message)
+    return errors

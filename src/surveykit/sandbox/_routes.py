@@ -23,10 +23,17 @@ from surveykit.models import (
     SendRequest,
     UrlRequest,
 )
-from surveykit.sandbox._errors import Problem, SandboxHTTPError, validation
+from surveykit.sandbox._errors import (
+    REJECTION_STATUS,
+    Problem,
+    Rejection,
+    SandboxHTTPError,
+    errors_of,
+    validation,
+)
 from surveykit.sandbox._records import KeywordRecord, ShortLink, iso
-from surveykit.sandbox._state import MAX_LINKS, SandboxState, User, errors_of
 from surveykit.sandbox._wire import read_body, render, render_error, xml_booleans
+from surveykit.sandbox.state import MAX_LINKS, SandboxState, User
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -104,6 +111,15 @@ def api(handler: Handler) -> Handler:
     return wrapped
 
 
+def answer(request: Request, root: str, operation: Callable[[], Any]) -> Response:
+    """The operation's body with 200, or a :class:`Rejection`'s body with 400."""
+    try:
+        body = operation()
+    except Rejection as refused:
+        return render(request, refused.body, status=REJECTION_STATUS, root=root)
+    return render(request, body, root=root)
+
+
 def _validate(model: Any, data: Mapping[str, Any]) -> Any:
     try:
         return model.model_validate(data)
@@ -136,8 +152,8 @@ def parse_send_request(body: Any) -> SendRequest:
 async def send_message(request: Request) -> Response:
     """POST /v3.2/Message."""
     message = parse_send_request(await read_body(request))
-    status, body = _state(request).send_message(message, _user(request))
-    return render(request, body, status=status, root="SendResponse")
+    state, user = _state(request), _user(request)
+    return answer(request, "SendResponse", lambda: state.send_message(message, user))
 
 
 @api
@@ -164,15 +180,15 @@ async def send_email(request: Request) -> Response:
             data.setdefault(name, value)
         elif text.replace("_", "").lower() in NOT_ACCEPTED_FOR_EMAIL:
             data[text] = value  # refused by the model with its reason
-    status, out = _state(request).send_email(data, user)
-    return render(request, out, status=status, root="SendResponse")
+    state = _state(request)
+    return answer(request, "SendResponse", lambda: state.send_email(data, user))
 
 
 @api
 async def lookup(request: Request) -> Response:
     """GET /v3.2/Message/Lookup/{number}."""
-    status, body = _state(request).lookup(request.path_params["number"])
-    return render(request, body, status=status, root="LookupResponse")
+    state, number = _state(request), request.path_params["number"]
+    return answer(request, "LookupResponse", lambda: state.lookup(number))
 
 
 # --------------------------------------------------------------------------- Data

@@ -1,8 +1,10 @@
-"""The platform's rules as pure functions: lookups, validation, scheduling, classification.
+"""The sandbox's own rules as pure functions: lookups, validation, classification.
 
-Nothing here touches state; :mod:`surveykit.sandbox._state` calls these under its lock.
+Nothing here touches state; :mod:`surveykit.sandbox.state` calls these under its lock.
 The magic numbers (documented in ``docs/sandbox.md``) give deterministic lookup outcomes,
-like a payment sandbox's test card numbers.
+like a payment sandbox's test card numbers. The rules the client applies too (segments,
+send windows, E.164 digits, branded sources, destination checks) are the platform's, in
+:mod:`surveykit._platform`; they are re-exported here under the names the state uses.
 """
 
 from __future__ import annotations
@@ -12,13 +14,26 @@ import hashlib
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from datetime import date, datetime, timedelta
+from datetime import date, datetime
 from typing import Any, Final
 
 import phonenumbers
 from phonenumbers import PhoneNumberType, carrier
 
-from surveykit.models import E164_DIGITS, Window
+from surveykit._platform import (
+    BLOCKED,
+    E164_DIGITS,
+    FAILED,
+    GSM7,
+    GSM7_EXTENDED,
+    REACHABLE,
+    count_segments,
+    delivered,
+    destination_refusal,
+    is_branded,
+    next_allowed,
+    segments,
+)
 from surveykit.sandbox._records import ImportField, KeywordRecord
 
 # --------------------------------------------------------------------------- lookups
@@ -202,60 +217,10 @@ def lookup_number(number: str) -> NumberInfo:
 
 # --------------------------------------------------------------------------- messages
 
-GSM7: Final = frozenset(
-    "@£$¥èéùìòÇ\nØø\rÅåΔ_ΦΓΛΩΠΨΣΘΞ ÆæßÉ!\"#¤%&'()*+,-./0123456789:;<=>?¡ABCDEFGHIJKLMNOPQRSTUVWXYZ"
-    "ÄÖÑÜ§¿abcdefghijklmnopqrstuvwxyzäöñüà"
-)
-GSM7_EXTENDED: Final = frozenset("^{}\\[~]|€\f")
-
 SMS_MAX_SEGMENTS: Final = 10
 """The longest SMS the sandbox accepts, in concatenated segments (the reference: not shown)."""
 CHAT_MAX_CHARS: Final = 4096
 """The longest WhatsApp or Facebook message the sandbox accepts (the reference: not shown)."""
-
-
-def segments(text: str) -> int:
-    """How many SMS segments ``text`` takes: GSM-7 160/153, otherwise UCS-2 70/67."""
-    if all(ch in GSM7 or ch in GSM7_EXTENDED for ch in text):
-        units = sum(2 if ch in GSM7_EXTENDED else 1 for ch in text)
-        single, multi = 160, 153
-    else:
-        units = sum(2 if ord(ch) > 0xFFFF else 1 for ch in text)
-        single, multi = 70, 67
-    if units <= single:
-        return 1
-    return -(-units // multi)
-
-
-def is_branded(source: str) -> bool:
-    """Whether a source is an alphanumeric sender name rather than a number or short code."""
-    return not re.fullmatch(r"\+?\d+", source)
-
-
-def next_allowed(start: datetime, windows: Sequence[Window]) -> datetime:
-    """The first moment at or after ``start`` inside one of the windows (UTC clock).
-
-    Days are ISO numbers (1 = Monday); ``from`` is inclusive, ``to`` exclusive. With no
-    windows, ``start`` itself.
-    """
-    if not windows:
-        return start
-    best: datetime | None = None
-    for window in windows:
-        for offset in range(8):
-            day: date = (start + timedelta(days=offset)).date()
-            if day.isoweekday() not in window.days:
-                continue
-            opens = datetime.combine(day, window.from_, tzinfo=start.tzinfo)
-            closes = datetime.combine(day, window.to, tzinfo=start.tzinfo)
-            if start >= closes:
-                continue
-            candidate = max(start, opens)
-            if best is None or candidate < best:
-                best = candidate
-            break
-    assert best is not None  # every window has at least one day, so 8 days always find it
-    return best
 
 
 # --------------------------------------------------------------------------- inbound
@@ -392,3 +357,46 @@ def token_for(seed: int, who: str) -> str:
 def message_id_prefix(seed: int) -> str:
     """Four digits from the seed that start every MessageID of a sandbox."""
     return f"{int(hashlib.sha256(f'ms:{seed}'.encode()).hexdigest(), 16) % 10_000:04d}"
+
+
+__all__ = [
+    "BLOCKED",
+    "CHAT_MAX_CHARS",
+    "E164_DIGITS",
+    "EMAIL_RE",
+    "FAILED",
+    "FR_FICTION_MOBILE",
+    "GSM7",
+    "GSM7_EXTENDED",
+    "HELP_WORDS",
+    "HOSTNAME_RE",
+    "INFO_WORDS",
+    "KEYWORD_RE",
+    "MAGIC_NUMBERS",
+    "NANP_FICTION",
+    "REACHABLE",
+    "RESERVED_KEYWORDS",
+    "RESERVED_PATHS",
+    "SLASHTAG_RE",
+    "SMS_MAX_SEGMENTS",
+    "STOP_WORDS",
+    "UK_FICTION_LANDLINE",
+    "UK_FICTION_MOBILE",
+    "UNSTOP_WORDS",
+    "URL_RE",
+    "NumberInfo",
+    "classify",
+    "count_segments",
+    "delivered",
+    "destination_refusal",
+    "first_word",
+    "is_branded",
+    "is_possible_number",
+    "lookup_number",
+    "message_id_prefix",
+    "next_allowed",
+    "segments",
+    "short_code",
+    "token_for",
+    "validate_record",
+]

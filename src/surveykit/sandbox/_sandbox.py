@@ -22,12 +22,14 @@ from surveykit.sandbox._records import (
     ShortLink,
     Survey,
 )
-from surveykit.sandbox._state import DEFAULT_START, Fault, SandboxState, callback_target
 from surveykit.sandbox._store import MemoryStore, SQLiteStore
 from surveykit.sandbox._ticker import RealtimeTicker
+from surveykit.sandbox.state import DEFAULT_START, Fault, SandboxState, callback_target
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from surveykit.report import Codebook
 
 IN_PROCESS_URL = "http://sandbox.localhost"
 """The base URL of an in-process sandbox (``.localhost`` counts as loopback)."""
@@ -216,7 +218,7 @@ class Sandbox:
             times: hit at most this many requests, then the fault is removed.
             retry_after: the ``Retry-After`` seconds of a 429 or 503 (default 1).
         """
-        return self._state.add_fault(
+        return self._state.faults.add(
             route=route,
             method=method,
             status=status,
@@ -229,7 +231,7 @@ class Sandbox:
 
     def clear_faults(self) -> None:
         """Remove every injected fault."""
-        self._state.clear_faults()
+        self._state.faults.clear()
 
     def faults(self) -> list[Fault]:
         """The faults in force, with how many requests each has hit."""
@@ -385,6 +387,24 @@ class Sandbox:
             raise TimeoutError(
                 f"{self._delivery.pending} callback deliveries still pending after {timeout:g} s"
             )
+
+    def codebook(self, reference: str) -> Codebook:
+        """The codebook of a survey: its questions' texts, kinds, value labels, missing codes.
+
+        The platform has no codebook endpoint; the sandbox derives one from the survey's
+        questions (see :mod:`surveykit.sandbox._codebook`). Over HTTP:
+        ``GET /_sandbox/surveys/{reference}/codebook``.
+
+        Raises:
+            KeyError: naming a reference no survey has.
+        """
+        from surveykit.sandbox._codebook import survey_codebook
+
+        with self._state.transaction():
+            survey = self._state.find_survey(reference)
+        if survey is None:
+            raise KeyError(f"no survey with the reference {reference!r}")
+        return survey_codebook(survey)
 
     def add_survey(self, survey: Survey) -> None:
         """Add (or replace) a survey and its import definition."""

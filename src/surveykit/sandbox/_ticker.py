@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import threading
 
-from surveykit.sandbox._state import SandboxState
+from surveykit.sandbox.state import SandboxState
 
 
 class RealtimeTicker:

@@ -111,6 +111,12 @@ _NASTY_TEXT: Final = (
     "\u200bzero width",
 )
 _NA_ANSWERS: Final = ("N/A", "null", "None", "NA")
+CHOICES: Final = _CHOICES
+"""The options of generated single-choice questions (Q2, Q6, ...)."""
+MULTI: Final = _MULTI
+"""The options of generated multi-choice questions (Q3, Q7, ...), in the form's order."""
+NA_ANSWERS: Final = _NA_ANSWERS
+"""Non-answers typed as text: in choices and free text of ``nasty`` results."""
 
 
 def _pick(rng: np.random.Generator, values: tuple[str, ...], n: int) -> np.ndarray[Any, Any]:

@@ -7,7 +7,10 @@ the answers (see :func:`question_kinds`) and can always be given explicitly.
 Example:
     >>> df = client.surveys.results("CSAT-2026")                 # doctest: +SKIP
     >>> sk.analysis.response_funnel(df)                           # doctest: +SKIP
-    >>> sk.analysis.nps(df, "Q1")                                 # doctest: +SKIP
+    >>> sk.analysis.answer_distribution(df, "Q2")                 # doctest: +SKIP
+
+The estimates with intervals (``nps``, ``crosstab``, ``proportions``, ...) live in the
+sibling modules; :mod:`surveykit.analysis` re-exports all of them.
 """
 
 from __future__ import annotations
@@ -29,10 +32,8 @@ __all__ = [
     "MULTI_SEPARATOR",
     "answer_distribution",
     "batch_summary",
-    "crosstab",
     "event_summary",
     "is_nps_scale",
-    "nps",
     "question_columns",
     "question_kinds",
     "response_funnel",
@@ -212,75 +213,6 @@ def is_nps_scale(series: pd.Series) -> bool:
     """
     values = pd.to_numeric(series, errors="coerce").dropna()
     return bool(len(values)) and _kind(series) == "rating" and float(values.max()) > 5
-
-
-def nps(df: pd.DataFrame, question: str, *, by: str | None = None) -> pd.DataFrame:
-    """Net Promoter Score of a 0-10 question: detractors 0-6, passives 7-8, promoters 9-10.
-
-    Returns one row (or one per group of ``by``) with counts, percentages and ``nps`` =
-    % promoters - % detractors.
-    """
-    scores = pd.to_numeric(df[question], errors="coerce")
-    bad = scores.dropna()
-    if ((bad < 0) | (bad > 10) | (bad % 1 != 0)).any():
-        raise ValueError(f"{question}: NPS needs whole-number answers from 0 to 10")
-    groups = df[by] if by is not None else pd.Series("all", index=df.index)
-
-    def pct(k: int, n: int) -> float:
-        return round(100 * k / n, 1) if n else float("nan")
-
-    rows = []
-    for group, values in scores.groupby(groups, observed=True, dropna=False):
-        values = values.dropna()
-        n = len(values)
-        promoters = int((values >= 9).sum())
-        detractors = int((values <= 6).sum())
-        passives = n - promoters - detractors
-        rows.append(
-            {
-                "group": group,
-                "responses": n,
-                "detractors": detractors,
-                "passives": passives,
-                "promoters": promoters,
-                "percent_detractors": pct(detractors, n),
-                "percent_passives": pct(passives, n),
-                "percent_promoters": pct(promoters, n),
-                "nps": round(pct(promoters, n) - pct(detractors, n), 1) if n else float("nan"),
-            }
-        )
-    frame = pd.DataFrame(rows)
-    return frame.drop(columns="group") if by is None else frame.rename(columns={"group": by})
-
-
-def crosstab(
-    df: pd.DataFrame,
-    question: str,
-    by: str,
-    *,
-    normalize: bool = True,
-    kind: QuestionKind | None = None,
-) -> pd.DataFrame:
-    """Answers to ``question`` (rows) by a respondent attribute ``by`` (columns).
-
-    With ``normalize`` each column is in percent of that group's respondents who answered.
-    Multi-choice answers are split into options first.
-    """
-    kind = kind or _kind(df[question])
-    frame = df[[question, by]].dropna(subset=[question])
-    answers = frame[question]
-    if kind == "multi":
-        answers = _answers(answers).str.split(MULTI_SEPARATOR)
-        frame = frame.assign(**{question: answers}).explode(question)
-        frame = frame[frame[question].str.strip() != ""]
-    elif kind == "rating":
-        frame = frame.assign(**{question: pd.to_numeric(answers, errors="coerce").astype("Int64")})
-    table = pd.crosstab(frame[question].astype(str), frame[by].astype(str))
-    if normalize:
-        groups = df.dropna(subset=[question])[by].astype(str).value_counts()
-        table = (100 * table / groups.reindex(table.columns)).round(1)
-    table.index.name, table.columns.name = question, by
-    return table
 
 
 def batch_summary(result: Any) -> pd.DataFrame:

@@ -1,0 +1,54 @@
+"""Analysis of survey results, batch outcomes and callback events, as DataFrames.
+
+Results are the wide table :func:`surveykit.read_results` gives (respondent columns, then
+one column per question; see ``docs/results-format.md``). Question kinds are inferred from
+the answers (see :func:`question_kinds`) and can always be given explicitly.
+
+Estimates come with their uncertainty: :func:`proportions`, :func:`means` and :func:`nps`
+return tidy frames with ``n``, ``n_eff``, ``estimate``, ``se``, ``ci_low`` and ``ci_high``
+per group (``by=``), weighted or not (``weights=``); :func:`crosstab` adds Pearson's
+chi-square, Cramér's V and column-proportion letters in its ``attrs``; :func:`compare`
+tests two groups or waves. Formulas: ``docs/analysis.md``.
+
+Example:
+    >>> df = client.surveys.results("CSAT-2026")                 # doctest: +SKIP
+    >>> sk.analysis.response_funnel(df)                           # doctest: +SKIP
+    >>> sk.analysis.nps(df, "Q1", by="channel")                   # doctest: +SKIP
+    >>> sk.analysis.compare(df, "Q1", by="wave", estimate="nps")  # doctest: +SKIP
+"""
+
+from surveykit.analysis._compare import compare
+from surveykit.analysis._crosstab import crosstab
+from surveykit.analysis._descriptive import (
+    MULTI_SEPARATOR,
+    QuestionKind,
+    answer_distribution,
+    batch_summary,
+    event_summary,
+    is_nps_scale,
+    question_columns,
+    question_kinds,
+    response_funnel,
+    response_rate,
+)
+from surveykit.analysis._estimates import means, nps, proportions
+from surveykit.errors import AnalysisInputError
+
+__all__ = [
+    "MULTI_SEPARATOR",
+    "AnalysisInputError",
+    "QuestionKind",
+    "answer_distribution",
+    "batch_summary",
+    "compare",
+    "crosstab",
+    "event_summary",
+    "is_nps_scale",
+    "means",
+    "nps",
+    "proportions",
+    "question_columns",
+    "question_kinds",
+    "response_funnel",
+    "response_rate",
+]

@@ -1,0 +1,272 @@
+"""Two groups or two waves compared: differences with intervals and p-values."""
+
+from __future__ import annotations
+
+from typing import Any, Literal
+
+import numpy as np
+import pandas as pd
+
+from surveykit.analysis import _inputs as inputs
+from surveykit.analysis._estimates import means, nps, proportions
+from surveykit.analysis._inputs import By, FloatArray, Weights
+from surveykit.analysis._intervals import (
+    ProportionMethod,
+    normal_interval,
+    t_interval,
+    two_sided_normal_p,
+    two_sided_t_p,
+)
+from surveykit.errors import AnalysisInputError
+
+Estimate = Literal["proportions", "means", "nps"]
+COLUMNS = [
+    "question",
+    "option",
+    "group_a",
+    "group_b",
+    "n_a",
+    "n_b",
+    "estimate_a",
+    "estimate_b",
+    "difference",
+    "se",
+    "ci_low",
+    "ci_high",
+    "statistic",
+    "p_value",
+    "significant",
+    "test",
+    "note",
+]
+
+__all__ = ["compare"]
+
+
+def compare(
+    df: pd.DataFrame,
+    question: str | pd.DataFrame,
+    other_question: str | None = None,
+    *,
+    by: By = None,
+    weights: Weights | tuple[pd.Series, pd.Series] = None,
+    estimate: Estimate | None = None,
+    ci: float = 0.95,
+    alpha: float = 0.05,
+    names: tuple[str, str] = ("a", "b"),
+    method: ProportionMethod = "wilson",
+) -> pd.DataFrame:
+    """Compare a question between two groups, ``b - a``, with an interval and a p-value.
+
+    Two ways to call it: ``compare(df, "Q1", by="wave")``, where ``by`` (one column or
+    several) has exactly two groups among respondents (``a`` the first in sorted order, ``b``
+    the second; with more, an error names them: filter the frame to the two you mean, so
+    no test is run that you did not ask for); or ``compare(df_a, df_b, "Q1")`` for two
+    frames (waves), named by ``names``.
+
+    - ``"proportions"`` (text or categorical answers by default), one row per option:
+      difference ``p_b - p_a``, its ``se = sqrt(p_a (1 - p_a) / n_a + p_b (1 - p_b) / n_b)``
+      and normal interval; ``statistic`` the two-proportion z-test with the pooled
+      proportion (``statsmodels.stats.proportion.proportions_ztest``), two-sided.
+    - ``"means"`` (numeric answers by default): Welch's t-test,
+      ``se = sqrt(se_a^2 + se_b^2)`` with the means' own ``se``, Welch-Satterthwaite
+      degrees of freedom ``se^4 / (se_a^4 / (n_a - 1) + se_b^4 / (n_b - 1))``, t interval;
+      unweighted this is ``scipy.stats.ttest_ind(b, a, equal_var=False)``.
+    - ``"nps"``: ``se = sqrt(se_a^2 + se_b^2)`` of the two scores, z-test, normal interval.
+
+    Weighted, every ``n`` in the formulas is Kish's ``n_eff`` and every proportion and mean
+    is weighted (see :func:`proportions` and :func:`means`). ``significant`` is
+    ``p_value < alpha``; a comparison without a test (a group with fewer than two answers,
+    both groups at 0% or 100%) has NaN, ``significant`` False and a ``note``.
+
+    Args:
+        df: results, or the first wave with ``question`` the second.
+        question: the question's column, or the second frame.
+        other_question: the question's column when two frames are given.
+        by: the column(s) whose two groups are compared (one frame only).
+        weights: a column name (in both frames), a Series, or a pair of Series (two frames).
+        estimate: ``"proportions"``, ``"means"`` or ``"nps"``; None decides from the answers.
+        ci: the confidence level of the interval of the difference.
+        alpha: the significance level.
+        names: the groups' names when two frames are given.
+        method: the interval method of proportions (the test is the same).
+
+    Returns:
+        ``["question", "option" (proportions only), "group_a", "group_b", "n_a", "n_b",
+        "estimate_a", "estimate_b", "difference", "se", "ci_low", "ci_high", "statistic",
+        "p_value", "significant", "test", "note"]``.
+    """
+    ci = inputs.check_ci(ci)
+    if isinstance(question, pd.DataFrame):
+        if other_question is None or by is not None:
+            raise AnalysisInputError("compare(df_a, df_b, question): give the question, not by")
+        frames, q = (df, question), other_question
+        pair = weights if isinstance(weights, tuple) else (weights, weights)
+        kind = estimate or _default_estimate(df, q)
+        parts = [
+            _estimate(kind, frame, q, None, w, ci, method).assign(_group=name)
+            for frame, w, name in zip(frames, pair, names, strict=True)
+        ]
+        a, b = parts
+    else:
+        if by is None or other_question is not None:
+            raise AnalysisInputError("compare(df, question, by=COLUMN) needs by=")
+        if isinstance(weights, tuple):
+            raise AnalysisInputError("weights: a pair of Series goes with two frames")
+        q = question
+        kind = estimate or _default_estimate(df, q)
+        a, b = _two_groups(df, q, by, weights, kind, ci, method)
+    frame = _difference(kind, a, b, ci, alpha)
+    frame.insert(0, "question", q)
+    frame.attrs = {
+        "estimate": "compare",
+        "question": q,
+        "question_text": inputs.question_text(df, q),
+        "ci": ci,
+        "weights": a.attrs.get("weights"),
+        "method": kind,
+        "alpha": alpha,
+    }
+    return frame
+
+
+def _default_estimate(df: pd.DataFrame, question: str) -> Estimate:
+    series = inputs.question_series(df, question)
+    if isinstance(series.dtype, pd.CategoricalDtype):
+        return "proportions"
+    ans = inputs.answers(df, question, multi=None)
+    numeric = ans.chosen is None and not np.isnan(ans.values).any()
+    return "means" if numeric else "proportions"
+
+
+def _estimate(
+    kind: Estimate,
+    df: pd.DataFrame,
+    question: str,
+    by: By,
+    weights: Any,
+    ci: float,
+    method: ProportionMethod,
+) -> pd.DataFrame:
+    if kind == "proportions":
+        return proportions(df, question, by=by, weights=weights, ci=ci, method=method)
+    if kind == "means":
+        return means(df, question, by=by, weights=weights, ci=ci)
+    if kind == "nps":
+        return nps(df, question, by=by, weights=weights, ci=ci)
+    raise AnalysisInputError(f"estimate must be proportions, means or nps, not {kind!r}")
+
+
+def _two_groups(
+    df: pd.DataFrame,
+    question: str,
+    by: By,
+    weights: Weights,
+    kind: Estimate,
+    ci: float,
+    method: ProportionMethod,
+) -> tuple[pd.DataFrame, pd.DataFrame]:
+    columns = inputs.by_columns(df, by)
+    present = df.dropna(subset=columns) if df[columns].isna().to_numpy().any() else df
+    if isinstance(weights, pd.Series):
+        weights = weights.reindex(present.index) if len(present) != len(df) else weights
+    table = _estimate(kind, present, question, columns, weights, ci, method)
+    levels = table[columns].drop_duplicates()
+    if len(levels) != 2:
+        found = [_name(row) for row in levels.itertuples(index=False)]
+        raise AnalysisInputError(
+            f"compare by {columns}: needs exactly two groups, found {len(found)}: {found}; "
+            "filter the frame to the two you mean"
+        )
+    keys = [tuple(row) for row in levels.itertuples(index=False)]
+    parts = []
+    for key in keys:
+        mask = np.logical_and.reduce([table[c] == v for c, v in zip(columns, key, strict=True)])
+        parts.append(table[mask].reset_index(drop=True).assign(_group=_name(key)))
+    parts[0].attrs = table.attrs
+    return parts[0], parts[1]
+
+
+def _name(key: tuple[Any, ...]) -> Any:
+    return key[0] if len(key) == 1 else " / ".join(str(k) for k in key)
+
+
+def _difference(
+    kind: Estimate, a: pd.DataFrame, b: pd.DataFrame, ci: float, alpha: float
+) -> pd.DataFrame:
+    if kind == "proportions":
+        merged = a.merge(b, on="option", how="outer", suffixes=("_a", "_b"), sort=False)
+        for side, part in (("_a", a), ("_b", b)):  # an option only one frame has: 0 there
+            for column in ("n", "n_eff"):
+                merged[column + side] = merged[column + side].fillna(part[column].iloc[0])
+            answered = merged["n" + side] > 0
+            merged["estimate" + side] = merged["estimate" + side].where(
+                merged["estimate" + side].notna() | ~answered, 0.0
+            )
+            merged["note" + side] = merged["note" + side].fillna(part["note"].iloc[0])
+            merged["_group" + side] = part["_group"].iloc[0]
+    else:
+        merged = pd.concat(
+            [a.add_suffix("_a").reset_index(drop=True), b.add_suffix("_b").reset_index(drop=True)],
+            axis=1,
+        )
+    est_a = merged["estimate_a"].to_numpy(dtype=float)
+    est_b = merged["estimate_b"].to_numpy(dtype=float)
+    n_a = merged["n_eff_a"].to_numpy(dtype=float)
+    n_b = merged["n_eff_b"].to_numpy(dtype=float)
+    diff = est_b - est_a
+    with np.errstate(invalid="ignore", divide="ignore"):
+        if kind == "proportions":
+            se = np.sqrt(est_a * (1 - est_a) / n_a + est_b * (1 - est_b) / n_b)
+            pooled = (est_a * n_a + est_b * n_b) / (n_a + n_b)
+            pooled_se = np.sqrt(pooled * (1 - pooled) * (1 / n_a + 1 / n_b))
+            statistic = np.where(pooled_se > 0, diff / pooled_se, np.nan)
+            p_value = two_sided_normal_p(statistic)
+            low, high = normal_interval(diff, se, ci)
+            test = "two-proportion z-test"
+        else:
+            se_a = merged["se_a"].to_numpy(dtype=float)
+            se_b = merged["se_b"].to_numpy(dtype=float)
+            se = np.sqrt(se_a**2 + se_b**2)
+            statistic = np.where(se > 0, diff / se, np.nan)
+            if kind == "means":
+                n_a, n_b = (merged[c].to_numpy(dtype=float) for c in ("n_a", "n_b"))
+                dof = se**4 / (se_a**4 / (n_a - 1) + se_b**4 / (n_b - 1))
+                p_value = two_sided_t_p(statistic, dof)
+                low, high = t_interval(diff, np.where(se > 0, se, np.nan), dof, ci)
+                test = "Welch t-test"
+            else:
+                p_value = two_sided_normal_p(statistic)
+                low, high = normal_interval(diff, se, ci)
+                test = "z-test"
+    out = pd.DataFrame(
+        {
+            "option": merged["option"] if kind == "proportions" else None,
+            "group_a": merged["_group_a"],
+            "group_b": merged["_group_b"],
+            "n_a": merged["n_a"].astype("int64"),
+            "n_b": merged["n_b"].astype("int64"),
+            "estimate_a": est_a,
+            "estimate_b": est_b,
+            "difference": diff,
+            "se": se,
+            "ci_low": low,
+            "ci_high": high,
+            "statistic": statistic,
+            "p_value": p_value,
+            "significant": np.nan_to_num(p_value, nan=1.0) < alpha,
+            "test": test,
+            "note": _notes(merged, statistic),
+        }
+    )
+    return out if kind == "proportions" else out.drop(columns="option")
+
+
+def _notes(merged: pd.DataFrame, statistic: FloatArray) -> list[str]:
+    notes = []
+    for note_a, note_b, stat in zip(merged["note_a"], merged["note_b"], statistic, strict=True):
+        parts = [f"{side}: {note}" for side, note in (("a", note_a), ("b", note_b)) if note]
+        if not parts and not np.isfinite(stat):
+            parts.append("no variation in either group: no test")
+        notes.append("; ".join(parts))
+    return notes

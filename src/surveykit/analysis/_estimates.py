@@ -1,0 +1,351 @@
+"""Proportions, means and Net Promoter Scores with standard errors and intervals.
+
+The formulas (``w_i`` the weights, all 1 when unweighted; sums over a group's respondents
+who answered):
+
+- ``n``: respondents who answered; ``n_eff`` (Kish) ``= (sum w_i)^2 / sum w_i^2`` (= n
+  unweighted).
+- proportion ``p = sum(w_i * [chose option]) / sum w_i``, ``se = sqrt(p (1 - p) / n_eff)``,
+  interval from ``statsmodels.stats.proportion.proportion_confint(p * n_eff, n_eff)``.
+- mean ``m = sum(w_i y_i) / sum w_i``,
+  ``se = sqrt(n / (n - 1) * sum((w_i (y_i - m))^2)) / sum w_i`` (with-replacement
+  linearisation, what R's ``survey::svymean`` gives; ``sd(ddof=1) / sqrt(n)`` unweighted),
+  interval ``m -/+ t(n - 1) * se``.
+- NPS: the mean of ``s_i`` = +100 (9-10), 0 (7-8), -100 (0-6) with the mean's ``se``, a
+  normal interval clipped to [-100, 100].
+
+See ``docs/analysis.md``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from surveykit.analysis import _inputs as inputs
+from surveykit.analysis._inputs import By, FloatArray, Weights
+from surveykit.analysis._intervals import (
+    ProportionMethod,
+    normal_interval,
+    proportion_interval,
+    t_interval,
+)
+from surveykit.errors import AnalysisInputError
+
+NO_ANSWERS = "no answers"
+ZERO_WEIGHT = "weights of this group's answers sum to zero"
+ONE_ANSWER = "one answer: no standard error or interval"
+
+__all__ = ["means", "nps", "proportions"]
+
+
+def _attrs(
+    frame: pd.DataFrame,
+    df: pd.DataFrame,
+    estimate: str,
+    question: str,
+    ci: float,
+    weights: str | None,
+    method: str,
+) -> pd.DataFrame:
+    frame.attrs = {
+        "estimate": estimate,
+        "question": question,
+        "question_text": inputs.question_text(df, question),
+        "ci": ci,
+        "weights": weights,
+        "method": method,
+    }
+    return frame
+
+
+def _notes(n: FloatArray, sum_w: FloatArray, *, need: int) -> Any:
+    """Per estimate the reason it has no interval ('' when it has one)."""
+    return np.where(
+        n == 0,
+        NO_ANSWERS,
+        np.where(sum_w <= 0, ZERO_WEIGHT, np.where(n < need, ONE_ANSWER, "")),
+    )
+
+
+def _divide(a: FloatArray, b: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
+
+
+def _count_column(counts: FloatArray, weighted: bool) -> Any:
+    return counts if weighted else counts.astype(np.int64)
+
+
+def proportions(
+    df: pd.DataFrame,
+    question: str,
+    *,
+    by: By = None,
+    weights: Weights = None,
+    ci: float = 0.95,
+    method: ProportionMethod = "wilson",
+    multi: bool | None = None,
+    separator: str = ";",
+) -> pd.DataFrame:
+    """The share of respondents choosing each option of ``question``, with its interval.
+
+    ``p = sum(w_i * chose_i) / sum(w_i)`` over the respondents who answered;
+    ``se = sqrt(p * (1 - p) / n_eff)``; the interval is
+    ``statsmodels.stats.proportion.proportion_confint(p * n_eff, n_eff, method)``:
+    Wilson by default, ``"clopper-pearson"`` (exact, beta) or ``"normal"`` (Wald).
+    Unweighted, ``n_eff = n`` and ``p * n_eff`` is the count; weighted, ``n_eff`` is Kish's
+    effective size ``(sum w)^2 / sum w^2`` of the group's respondents who answered.
+
+    Options are the categories of a categorical (a frame from ``sk.label``, in its order,
+    unchosen ones included), else the distinct answers: numbers by value (``"7"`` and ``7``
+    are one option), text alphabetically. Blank text is no answer. A multi-choice question
+    (``multi=None``: some answer holds ``separator``) gives every option a row; its
+    proportions can sum to more than 1 and a blank answer counts as answered, no option.
+
+    Args:
+        df: results (raw answers or a labelled frame).
+        question: the question's column.
+        by: one column or several; one set of rows per group (missing values a group).
+        weights: a column name or a Series aligned with ``df``.
+        ci: the confidence level.
+        method: ``"wilson"``, ``"clopper-pearson"`` or ``"normal"``.
+        multi: force (True) or forbid (False) splitting answers into options.
+        separator: what joins a multi-choice answer's options.
+
+    Returns:
+        ``[*by, "question", "option", "count", "n", "n_eff", "estimate", "se", "ci_low",
+        "ci_high", "note"]``: ``count`` the (weighted) respondents choosing the option,
+        ``estimate`` the proportion (0..1). A group with no answers has NaN and a note.
+
+    Example:
+        >>> sk.analysis.proportions(df, "Q2", by="channel", weights="w")  # doctest: +SKIP
+    """
+    ci = inputs.check_ci(ci)
+    w, weights_name = inputs.weights_array(df, weights)
+    grouped = inputs.groups(df, by)
+    ans = inputs.answers(df, question, multi=multi, separator=separator)
+    counts, sum_w, sum_w2 = inputs.cell_sums(
+        grouped.ids, ans.codes, grouped.count, len(ans.labels), w
+    )
+    n = counts.sum(axis=1)
+    total_w = sum_w.sum(axis=1)
+    n_eff = _divide(total_w**2, sum_w2.sum(axis=1))
+    if ans.chosen is not None:
+        chosen_w, chosen_n = sum_w @ ans.chosen, counts @ ans.chosen
+        options = ans.options or []
+    else:
+        chosen_w, chosen_n = sum_w, counts
+        options = ans.labels
+    n_options = len(options)
+    p = _divide(chosen_w, total_w[:, None])
+    # Weighted: count = p * n_eff, written so that unit weights give the integer count.
+    ci_count = chosen_w * _divide(n_eff, total_w)[:, None]
+    nobs = np.broadcast_to(n_eff[:, None], p.shape)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        se = np.sqrt(p * (1 - p) / nobs)
+    low, high = proportion_interval(ci_count.ravel(), np.nan_to_num(nobs).ravel(), ci, method)
+    note = _notes(n, total_w, need=1)
+    frame = pd.DataFrame(
+        {
+            **inputs.group_frame(grouped, n_options),
+            "question": question,
+            "option": np.tile(np.asarray(options, dtype=object), grouped.count),
+            "count": _count_column(chosen_w if w is not None else chosen_n, w is not None).ravel(),
+            "n": np.repeat(n.astype(np.int64), n_options),
+            "n_eff": np.repeat(n_eff, n_options),
+            "estimate": p.ravel(),
+            "se": se.ravel(),
+            "ci_low": low,
+            "ci_high": high,
+            "note": np.repeat(note, n_options),
+        }
+    )
+    return _attrs(frame, df, "proportions", question, ci, weights_name, method)
+
+
+def _mean_parts(
+    grouped: inputs.Groups, ans: inputs.Answers, values: FloatArray, w: FloatArray | None
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    """Per group: n, sum w, n_eff, the weighted mean and its linearisation se."""
+    n_codes = len(values)
+    if grouped.count * n_codes <= inputs._MAX_CELLS:
+        counts, sum_w, sum_w2 = inputs.cell_sums(grouped.ids, ans.codes, grouped.count, n_codes, w)
+        return _mean_from_cells(values, counts, sum_w, sum_w2)
+    keep = (ans.codes >= 0) & (grouped.ids >= 0)
+    ids, y = grouped.ids[keep], values[ans.codes[keep]]
+    weight = np.ones(len(y)) if w is None else w[keep]
+    size = grouped.count
+    bincount = inputs.weighted_bincount
+    n = np.bincount(ids, minlength=size).astype(np.float64)
+    total_w = bincount(ids, weight, size)
+    mean = _divide(bincount(ids, weight * y, size), total_w)
+    resid = weight * (y - mean[ids])
+    squares = bincount(ids, resid * resid, size)
+    n_eff = _divide(total_w**2, bincount(ids, weight * weight, size))
+    return n, total_w, n_eff, mean, _se(n, squares, total_w)
+
+
+def _mean_from_cells(
+    values: FloatArray, counts: FloatArray, sum_w: FloatArray, sum_w2: FloatArray
+) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
+    n = counts.sum(axis=1)
+    total_w = sum_w.sum(axis=1)
+    mean = _divide(sum_w @ values, total_w)
+    # sum((w_i (y_i - m))^2) = sum over answer values v of (sum of w_i^2 at v) * (v - m)^2
+    with np.errstate(invalid="ignore"):
+        squares = (sum_w2 * (values[None, :] - mean[:, None]) ** 2).sum(axis=1)
+    n_eff = _divide(total_w**2, sum_w2.sum(axis=1))
+    return n, total_w, n_eff, mean, _se(n, squares, total_w)
+
+
+def _se(n: FloatArray, squares: FloatArray, total_w: FloatArray) -> FloatArray:
+    with np.errstate(divide="ignore", invalid="ignore"):
+        se = np.sqrt(n / (n - 1) * squares) / total_w
+    return np.where((n >= 2) & (total_w > 0), se, np.nan)
+
+
+def means(
+    df: pd.DataFrame,
+    question: str,
+    *,
+    by: By = None,
+    weights: Weights = None,
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """The (weighted) mean answer to a numeric question, with its t interval.
+
+    ``m = sum(w_i y_i) / sum(w_i)``;
+    ``se = sqrt(n / (n - 1) * sum((w_i * (y_i - m))^2)) / sum(w_i)``, the with-replacement
+    linearisation estimator (R's ``survey::svymean`` with ``svydesign(ids=~1,
+    weights=~w)``; ``sd(ddof=1) / sqrt(n)`` when unweighted; not statsmodels'
+    ``DescrStatsW``, which reads weights as frequencies); interval
+    ``m -/+ scipy.stats.t.ppf((1 + ci) / 2, n - 1) * se``.
+
+    Answers are numbers, text holding numbers (``"7"``), or the labels of a labelled frame,
+    mapped back to their codes through ``df.attrs["value_codes"][question]``.
+
+    Args:
+        df: results (raw answers or a labelled frame).
+        question: the question's column.
+        by: one column or several.
+        weights: a column name or a Series aligned with ``df``.
+        ci: the confidence level.
+
+    Returns:
+        ``[*by, "question", "n", "n_eff", "estimate", "se", "ci_low", "ci_high", "note"]``;
+        a group with fewer than 2 answers has NaN ``se`` and interval and a note.
+
+    Raises:
+        AnalysisInputError: an answer that is not a number (naming the row and value).
+    """
+    ci = inputs.check_ci(ci)
+    w, weights_name = inputs.weights_array(df, weights)
+    grouped = inputs.groups(df, by)
+    ans = inputs.answers(df, question)
+    values = ans.numbers(inputs.question_series(df, question), "a mean")
+    n, total_w, n_eff, mean, se = _mean_parts(grouped, ans, values, w)
+    low, high = t_interval(mean, se, n - 1, ci)
+    frame = pd.DataFrame(
+        {
+            **inputs.group_frame(grouped, 1),
+            "question": question,
+            "n": n.astype(np.int64),
+            "n_eff": n_eff,
+            "estimate": mean,
+            "se": se,
+            "ci_low": low,
+            "ci_high": high,
+            "note": _notes(n, total_w, need=2),
+        }
+    )
+    return _attrs(frame, df, "means", question, ci, weights_name, "t")
+
+
+def nps(
+    df: pd.DataFrame,
+    question: str,
+    *,
+    by: By = None,
+    weights: Weights = None,
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """Net Promoter Score of a 0-10 question: detractors 0-6, passives 7-8, promoters 9-10.
+
+    ``nps`` is % promoters - % detractors (each rounded to 0.1, as before); ``estimate`` is
+    the same score unrounded: the (weighted) mean of ``s_i`` = +100 for a promoter, 0 for a
+    passive, -100 for a detractor, with the mean's linearisation
+    ``se = sqrt(n / (n - 1) * sum((w_i (s_i - m))^2)) / sum(w_i)`` and the normal interval
+    ``m -/+ z * se`` clipped to [-100, 100]. Weighted, the detractor/passive/promoter
+    counts are sums of weights.
+
+    Args:
+        df: results (raw answers or a labelled frame with ``attrs["value_codes"]``).
+        question: the question's column.
+        by: one column or several.
+        weights: a column name or a Series aligned with ``df``.
+        ci: the confidence level.
+
+    Returns:
+        ``[*by, "question", "responses", "detractors", "passives", "promoters",
+        "percent_detractors", "percent_passives", "percent_promoters", "nps", "n",
+        "n_eff", "estimate", "se", "ci_low", "ci_high", "note"]``.
+
+    Raises:
+        AnalysisInputError: an answer that is not a whole number from 0 to 10.
+    """
+    ci = inputs.check_ci(ci)
+    w, weights_name = inputs.weights_array(df, weights)
+    grouped = inputs.groups(df, by)
+    ans = inputs.answers(df, question)
+    series = inputs.question_series(df, question)
+    values = ans.numbers(series, "an NPS")
+    _check_nps_scale(ans, values, series)
+    # Each distinct answer maps to detractor (0), passive (1) or promoter (2).
+    kind = np.where(values >= 9, 2, np.where(values >= 7, 1, 0))
+    to_kind = np.zeros((len(values), 3))
+    to_kind[np.arange(len(values)), kind] = 1.0
+    counts, sum_w, sum_w2 = inputs.cell_sums(grouped.ids, ans.codes, grouped.count, len(values), w)
+    scores = np.array([-100.0, 0.0, 100.0])
+    n, total_w, n_eff, mean, se = _mean_from_cells(
+        scores, counts @ to_kind, sum_w @ to_kind, sum_w2 @ to_kind
+    )
+    low, high = normal_interval(mean, se, ci)
+    by_kind = sum_w @ to_kind if w is not None else (counts @ to_kind).astype(np.int64)
+    percent = np.round(100 * _divide(sum_w @ to_kind, total_w[:, None]), 1)
+    frame = pd.DataFrame(
+        {
+            **inputs.group_frame(grouped, 1),
+            "question": question,
+            "responses": n.astype(np.int64),
+            "detractors": by_kind[:, 0],
+            "passives": by_kind[:, 1],
+            "promoters": by_kind[:, 2],
+            "percent_detractors": percent[:, 0],
+            "percent_passives": percent[:, 1],
+            "percent_promoters": percent[:, 2],
+            "nps": np.round(percent[:, 2] - percent[:, 0], 1),
+            "n": n.astype(np.int64),
+            "n_eff": n_eff,
+            "estimate": mean,
+            "se": se,
+            "ci_low": np.clip(low, -100.0, 100.0),
+            "ci_high": np.clip(high, -100.0, 100.0),
+            "note": _notes(n, total_w, need=2),
+        }
+    )
+    return _attrs(frame, df, "nps", question, ci, weights_name, "normal")
+
+
+def _check_nps_scale(ans: inputs.Answers, values: FloatArray, series: pd.Series) -> None:
+    used = np.bincount(ans.codes[ans.codes >= 0], minlength=len(values)) > 0
+    bad = used & ((values < 0) | (values > 10) | (values % 1 != 0))
+    if bad.any():
+        code = int(np.flatnonzero(bad)[0])
+        row = series.index[int(np.flatnonzero(ans.codes == code)[0])]
+        raise AnalysisInputError(
+            f"{ans.question}: NPS needs whole-number answers from 0 to 10; row {row!r} has "
+            f"{ans.labels[code]!r}"
+        )

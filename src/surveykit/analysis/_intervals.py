@@ -1,0 +1,86 @@
+"""Confidence intervals over whole arrays of groups at once (scipy and statsmodels).
+
+Each function takes arrays with one entry per estimate and returns arrays of the same
+shape; an entry that has no interval (no answers, a single answer) is NaN, and nothing
+warns: the caller writes the reason in the estimate's ``note``.
+"""
+
+from __future__ import annotations
+
+from typing import Literal
+
+import numpy as np
+
+from surveykit.analysis._inputs import FloatArray
+
+ProportionMethod = Literal["wilson", "clopper-pearson", "normal"]
+PROPORTION_METHODS: dict[str, str] = {
+    "wilson": "wilson",
+    "clopper-pearson": "beta",
+    "normal": "normal",
+}
+
+
+def proportion_interval(
+    count: FloatArray, nobs: FloatArray, ci: float, method: ProportionMethod
+) -> tuple[FloatArray, FloatArray]:
+    """``statsmodels.stats.proportion.proportion_confint`` where ``nobs > 0``, else NaN.
+
+    ``count`` and ``nobs`` may be fractional (weighted: the proportion times the Kish
+    effective size, and that size).
+    """
+    from statsmodels.stats.proportion import proportion_confint
+
+    if method not in PROPORTION_METHODS:
+        raise ValueError(f"method must be one of {sorted(PROPORTION_METHODS)}, not {method!r}")
+    low = np.full(count.shape, np.nan)
+    high = np.full(count.shape, np.nan)
+    valid = nobs > 0
+    if valid.any():
+        with np.errstate(divide="ignore", invalid="ignore"):
+            lo, hi = proportion_confint(
+                count[valid], nobs[valid], alpha=1 - ci, method=PROPORTION_METHODS[method]
+            )
+        low[valid], high[valid] = lo, hi
+    return low, high
+
+
+def t_interval(
+    estimate: FloatArray, se: FloatArray, dof: FloatArray, ci: float
+) -> tuple[FloatArray, FloatArray]:
+    """``estimate -/+ t(dof).ppf((1 + ci) / 2) * se``; NaN where ``dof < 1`` or se is NaN."""
+    from scipy import stats
+
+    half = np.full(estimate.shape, np.nan)
+    valid = (dof >= 1) & np.isfinite(se)
+    if valid.any():
+        half[valid] = stats.t.ppf((1 + ci) / 2, dof[valid]) * se[valid]
+    return estimate - half, estimate + half
+
+
+def normal_interval(
+    estimate: FloatArray, se: FloatArray, ci: float
+) -> tuple[FloatArray, FloatArray]:
+    """``estimate -/+ norm.ppf((1 + ci) / 2) * se`` (NaN where se is NaN)."""
+    from scipy import stats
+
+    half = stats.norm.ppf((1 + ci) / 2) * se
+    return estimate - half, estimate + half
+
+
+def two_sided_normal_p(statistic: FloatArray) -> FloatArray:
+    """Two-sided p-values of standard normal statistics (NaN stays NaN)."""
+    from scipy import stats
+
+    return np.asarray(2 * stats.norm.sf(np.abs(statistic)), dtype=np.float64)
+
+
+def two_sided_t_p(statistic: FloatArray, dof: FloatArray) -> FloatArray:
+    """Two-sided p-values of t statistics with ``dof`` degrees of freedom."""
+    from scipy import stats
+
+    p = np.full(statistic.shape, np.nan)
+    valid = np.isfinite(statistic) & (dof > 0)
+    if valid.any():
+        p[valid] = 2 * stats.t.sf(np.abs(statistic[valid]), dof[valid])
+    return p

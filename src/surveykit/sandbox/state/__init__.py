@@ -1,0 +1,58 @@
+"""The sandbox's state: plain records, the platform's rules applied to them, and a clock.
+
+Like a moto backend, every platform operation is a method that takes validated values and
+returns a domain value (the answer's body), or raises a
+:class:`~surveykit.sandbox._errors.Rejection` (the platform's refusal, with its body) or a
+:class:`~surveykit.sandbox._errors.Problem`; HTTP lives in ``_routes``. One re-entrant
+lock guards everything.
+
+==================  ==================================================================
+``_core``           :class:`StateCore`: records, lock, store, counters, transactions,
+                    users, journal, events, save and restore
+``_clock``          :class:`Clock`, :class:`Fault` and :class:`Faults`
+``_callback``       :func:`callback_target`: Callback parameters as delivery settings
+``_schedule``       what the clock makes happen: held sends go out, reply windows close
+``_messages``       POST Message, Message/SendEmail, GET Message/Lookup
+``_inbound``        replies, the stop list, carrier status updates
+``_surveys``        Data/Import, simulated answers, what GetResults covers
+``_keywords``       the Keyword routes
+``_links``          TinyUrl and clicks
+==================  ==================================================================
+
+Each endpoint group is a mixin over the core (they share its records and lock, and call
+each other's steps: a keyword's auto-reply is a send, a reply to a survey message is an
+answer); :class:`SandboxState` is their union, so callers see one object.
+"""
+
+from __future__ import annotations
+
+from surveykit.sandbox._errors import errors_of
+from surveykit.sandbox.state._callback import callback_target
+from surveykit.sandbox.state._clock import DEFAULT_START, Clock, Fault, Faults
+from surveykit.sandbox.state._core import CALLBACK_USER, StateCore, User
+from surveykit.sandbox.state._inbound import Inbound
+from surveykit.sandbox.state._keywords import Keywords
+from surveykit.sandbox.state._links import MAX_LINKS, Links
+from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT
+from surveykit.sandbox.state._surveys import MAX_IMPORT_RECORDS, Surveys
+
+
+class SandboxState(Inbound, Surveys, Keywords, Links):
+    """Everything the simulated platform knows, and the operations of its routes."""
+
+
+__all__ = [
+    "CALLBACK_USER",
+    "DEFAULT_REPLY_TIMEOUT",
+    "DEFAULT_START",
+    "MAX_IMPORT_RECORDS",
+    "MAX_LINKS",
+    "Clock",
+    "Fault",
+    "Faults",
+    "SandboxState",
+    "StateCore",
+    "User",
+    "callback_target",
+    "errors_of",
+]

@@ -1,0 +1,346 @@
+"""POST Message, POST Message/SendEmail and GET Message/Lookup: the sending endpoints.
+
+Every rule of the reference is applied before a message is accepted; the destination
+checks the client side knows too (stop list, blocked, failed lookup, landline) are the
+platform's, :func:`surveykit._platform.destination_refusal`. An accepted message is held
+until its ``when`` and windows allow it (:func:`surveykit._platform.next_allowed`), then
+goes out through :class:`~surveykit.sandbox.state._schedule.Schedule`.
+"""
+
+from __future__ import annotations
+
+import bisect
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from surveykit.models import CallbackSettings, EmailRequest, SendRequest
+from surveykit.models.callbacks import metadata_list
+from surveykit.sandbox import _rules
+from surveykit.sandbox._errors import Rejection, TextError, errors_of, validation
+from surveykit.sandbox._records import CallbackTarget, MessageRecord, iso
+from surveykit.sandbox.state._callback import callback_target
+from surveykit.sandbox.state._core import CALLBACK_USER, User
+from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT, Schedule
+
+_CHANNELS: Final = {0: "SMS", 1: "WhatsApp", 2: "Facebook", 3: "WhatsAppTemplate"}
+
+
+def _send_body(
+    message_id: str, status: str, carrier: str, reachable: bool, number_type: str
+) -> dict[str, Any]:
+    return {
+        "MessageID": message_id,
+        "Status": status,
+        "Carrier": carrier,
+        "Reachable": reachable,
+        "NumberType": number_type,
+    }
+
+
+def _refusal_body(status: str, carrier: str, number_type: str) -> dict[str, Any]:
+    """The SendResponse of a send refused by the destination check with ``status``."""
+    if status == _rules.FAILED:  # the lookup itself failed: nothing is known of the number
+        return _send_body("Unknown", status, "Unknown", False, "Unknown")
+    return _send_body("Unknown", status, carrier, status == _rules.REACHABLE, number_type)
+
+
+class Messages(Schedule):
+    """Sending: messages, email and number lookups."""
+
+    # ----------------------------------------------------------------- lookup
+
+    def lookup(self, number: str) -> dict[str, Any]:
+        """GET Message/Lookup: the LookupResponse body.
+
+        A lookup that fails (the magic number ``447700900902``) raises a :class:`Rejection`
+        with the body the platform answers with; a number that cannot be one raises a
+        validation :class:`Problem`.
+        """
+        if not _rules.is_possible_number(number):
+            raise validation(
+                {
+                    "number": [
+                        f"{number!r} is not a telephone number: country code and number, digits "
+                        "only, no leading zeros (pattern ^[1-9]\\d{1,14}$)"
+                    ]
+                }
+            )
+        info = _rules.lookup_number(number)
+        with self.transaction():
+            if info.outcome == "lookup-error":
+                raise Rejection(
+                    {
+                        "messageID": "Unknown",
+                        "status": "Error",
+                        "carrier": "Unknown",
+                        "reachable": False,
+                        "numberType": "Unknown",
+                    }
+                )
+            message_id = self.next_message_id()
+            self._save_meta()
+        status = "Blocked" if info.outcome == "blocked" else "Success"
+        return {
+            "messageID": message_id,
+            "status": status,
+            "carrier": info.carrier,
+            "reachable": info.reachable,
+            "numberType": info.number_type,
+        }
+
+    # ----------------------------------------------------------------- messages
+
+    def send_message(
+        self,
+        request: SendRequest,
+        user: User,
+        *,
+        keep_id: str | None = None,
+        reply_to_event: int | None = None,
+    ) -> dict[str, Any]:
+        """POST Message: apply every rule of the reference, then accept or refuse.
+
+        Returns the SendResponse body of a send accepted or tested, or of a refusal the
+        platform reports through the account callback (a ``Lookup`` event). Raises a
+        :class:`Rejection` for a refusal answered with its body (stop list, blocked,
+        landline, failed lookup, problem sending) and a validation :class:`Problem` for a
+        request the platform does not take at all.
+
+        ``keep_id`` (a message sent in answer to a callback) makes the message keep that
+        MessageID instead of taking a new one; ``reply_to_event`` is the event answered.
+        """
+        destination, source = request.destination, request.source
+        channel = _CHANNELS[int(request.type or 0)]
+        if not _rules.is_possible_number(destination):
+            raise validation(
+                {
+                    "destination": [
+                        f"The destination number {destination!r} is invalid: no such country code "
+                        "or the wrong length for it"
+                    ]
+                }
+            )
+        if source.lstrip("+") == destination:
+            raise validation({"destination": ["The destination and source are the same."]})
+        if channel != "SMS" and _rules.is_branded(source):
+            raise validation(
+                {
+                    "source": [
+                        f"A branded source ({source!r}) is not supported on the {channel} route; "
+                        "use the account's number"
+                    ]
+                }
+            )
+        if channel == "SMS" and _rules.segments(request.message) > _rules.SMS_MAX_SEGMENTS:
+            raise validation(
+                {
+                    "message": [
+                        f"The message takes {_rules.segments(request.message)} SMS segments; "
+                        f"at most {_rules.SMS_MAX_SEGMENTS} are sent"
+                    ]
+                }
+            )
+        if channel != "SMS" and len(request.message) > _rules.CHAT_MAX_CHARS:
+            raise validation(
+                {
+                    "message": [
+                        f"The message has {len(request.message)} characters; at most "
+                        f"{_rules.CHAT_MAX_CHARS} on the {channel} route"
+                    ]
+                }
+            )
+        info = _rules.lookup_number(destination)
+        looked = bool(request.lookup)
+        carrier = info.carrier if looked else "Unknown"
+        number_type = info.number_type if looked else "Unknown"
+        with self.transaction():
+            now = self.now()
+            refusal = _rules.destination_refusal(
+                stopped=destination in self.stop_list,
+                blocked=info.outcome == "blocked",
+                lookup=looked,
+                lookup_failed=info.outcome == "lookup-error",
+                number_type=info.number_type,
+            )
+            if refusal is not None:
+                return self._refuse(request, _refusal_body(refusal, carrier, number_type))
+            if info.outcome == "send-error":  # "problem sending": a 400 even with a callback
+                raise Rejection(
+                    _send_body("Unknown", "Failed", carrier, info.reachable, number_type)
+                )
+            reachable = info.reachable if looked else True
+            if request.test:
+                return _send_body("Unknown", "Sent", carrier, reachable, number_type)
+            if keep_id is not None:
+                message_id = keep_id
+                replies = sum(1 for m in self.messages.values() if m.message_id == keep_id)
+                key = f"{keep_id}/reply-{replies}"
+            else:
+                message_id = key = self.next_message_id()
+            message = MessageRecord(
+                message_id=message_id,
+                key=key,
+                reply_to_event=reply_to_event,
+                channel=channel,
+                source=source,
+                destination=destination,
+                text=request.message,
+                created=now,
+                status="Scheduled",
+                reply=request.reply,
+                lookup=looked,
+                timeout_minutes=request.timeout or DEFAULT_REPLY_TIMEOUT,
+                windows=[w.to_wire() for w in request.window or []],
+                segments=_rules.segments(request.message) if channel == "SMS" else 1,
+                carrier=info.carrier,
+                reachable=info.reachable,
+                number_type=info.number_type,
+                survey_id=request.survey_id,
+                on_behalf=request.on_behalf,
+                user=user.name,
+            )
+            self._accept(message, request.when, request.window or [])
+            return _send_body(message.message_id, "Sent", carrier, reachable, number_type)
+
+    def _refuse(self, request: SendRequest, body: dict[str, Any]) -> dict[str, Any]:
+        # Without an account callback the refusal is a 400; with one, the platform answers
+        # 200 and reports the failed destination check as a Lookup callback.
+        if self.account_callback is None:
+            raise Rejection(body)
+        self.emit(
+            "Lookup",
+            source=request.source,
+            destination=request.destination,
+            message=request.message,
+            status=body["Status"],
+            lookup=bool(request.lookup),
+            message_id="Unknown",
+            carrier=body["Carrier"],
+            reachable=body["Reachable"],
+            number_type=body["NumberType"],
+        )
+        return body
+
+    def _accept(
+        self, message: MessageRecord, when: datetime | None, windows: Sequence[Any]
+    ) -> None:
+        now = self.now()
+        start = max(now, when) if when is not None else now
+        # An empty Window list in a request reads as no windows (as if absent).
+        due = _rules.next_allowed(windows or None, start)
+        assert due is not None  # every Window has at least one day
+        message.scheduled_for = due
+        self.messages[message.key] = message
+        kind = "email" if message.channel == "Email" else "message"
+        body: dict[str, Any] = {
+            "scheduledFor": iso(due),
+            "channel": message.channel,
+            "subject": message.subject,
+        }
+        if message.reply_to_event is not None:
+            body["replyToEvent"] = message.reply_to_event
+        self.record(
+            kind,
+            message_id=message.message_id,
+            destination=message.destination,
+            source=message.source,
+            text=message.text,
+            user=message.user,
+            body=body,
+        )
+        if due <= now:
+            self._dispatch(message, now)
+        else:
+            bisect.insort(self.scheduled, (due, message.key))
+            self._save("message", message.key, message)
+            self._due_changed()
+        self._save_meta()
+
+    def send_callback_reply(
+        self, event_seq: int, generation: int, request: SendRequest
+    ) -> dict[str, Any] | None:
+        """Send the message a receiver answered a Message/Keyword callback with.
+
+        It keeps the MessageID of the event's original message (a new one when the event
+        had none) and goes through every rule of POST /v3.2/Message: the SendResponse body,
+        or a :class:`Rejection` as :meth:`send_message` raises. None when the state was
+        reset since the event.
+        """
+        with self.transaction():
+            event = self.event(event_seq) if generation == self.generation else None
+            if event is None:
+                return None
+            original = event.message_id if event.message_id in self.messages else None
+            return self.send_message(
+                request, CALLBACK_USER, keep_id=original, reply_to_event=event_seq
+            )
+
+    # ----------------------------------------------------------------- email
+
+    def send_email(self, body: Mapping[str, Any], user: User) -> dict[str, Any]:
+        """POST Message/SendEmail with the body as sent (MetaData and Callback exact-case).
+
+        Returns the SendResponse body; an address on the stop list raises a
+        :class:`Rejection`, a request the controller refuses a :class:`Problem` or a
+        :class:`TextError` (its plain-text answers).
+        """
+        raw = dict(body)
+        metadata_raw = raw.pop("MetaData", None)
+        callback_raw = raw.pop("Callback", None)
+        try:
+            request = EmailRequest.model_validate(raw)
+        except ValueError as exc:
+            raise validation(errors_of(exc)) from None
+        try:
+            metadata = metadata_list(metadata_raw) or []
+        except ValueError:
+            raise TextError("There was a problem with the MetaData value") from None
+        names = {next(iter(pair)) for pair in metadata}
+        token_pairs = [{name: value} for name, value in user.metadata]
+        if any(name in names for name, _ in user.metadata):
+            raise TextError("There was a problem with the MetaData value")
+        target: CallbackTarget | None = None
+        if callback_raw is not None:
+            try:
+                settings = CallbackSettings.model_validate(callback_raw)
+            except ValueError:
+                settings = None  # the reference: an invalid Callback block is ignored
+            if settings is not None:
+                target = callback_target(settings, strict=False)
+        route = self._email_route(request.from_)
+        if route is None:
+            raise TextError("unable to route email")
+        if request.test:
+            return _send_body("Unknown", "Sent", "Unknown", True, "Unknown")
+        with self.transaction():
+            if request.to.lower() in self.stop_list:
+                raise Rejection(_send_body("Unknown", _rules.BLOCKED, "Unknown", False, "Unknown"))
+            message = MessageRecord(
+                message_id=self.next_message_id(),
+                channel="Email",
+                source=route["address"],
+                destination=request.to,
+                text=request.content,
+                subject=request.subject,
+                created=self.now(),
+                status="Scheduled",
+                metadata=[*token_pairs, *metadata],
+                callback_urls=list(target.urls) if target else [],
+                callback=target.to_json() if target else None,
+                user=user.name,
+            )
+            self._accept(message, request.when, [])
+            return _send_body(message.message_id, "Sent", "Unknown", True, "Unknown")
+
+    def _email_route(self, value: str) -> dict[str, str] | None:
+        key = value.strip().lower()
+        if key in self.email_routes:
+            return self.email_routes[key]
+        for route in self.email_routes.values():
+            if route.get("address", "").lower() == key:
+                return route
+        return None
+
+
+__all__ = ["Messages"]

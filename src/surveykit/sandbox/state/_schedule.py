@@ -1,0 +1,169 @@
+"""What the clock makes happen: held sends go out, reply windows close.
+
+On a fixed clock this happens in :meth:`Schedule.advance`; on a realtime clock in
+:meth:`Schedule.catch_up`, which every transaction runs first (and the realtime ticker
+calls when :meth:`Schedule.next_due` comes). Things happen in time order, each at its own
+time: a message sent at 09:00 with a one-minute timeout expires at 09:01 even when the
+clock jumps a day.
+"""
+
+from __future__ import annotations
+
+from datetime import datetime, timedelta
+from typing import Any, Final
+
+from surveykit.sandbox import _rules
+from surveykit.sandbox._records import MessageRecord
+from surveykit.sandbox.state._core import StateCore
+
+DEFAULT_REPLY_TIMEOUT: Final = 4320
+"""Minutes a reply message stays open (the reference's default: 3 days)."""
+
+
+class Schedule(StateCore):
+    """The clock's work over the records: scheduled sends and reply windows."""
+
+    def catch_up(self) -> None:
+        """On a realtime clock, let what fell due happen: held sends go out, windows close.
+
+        A fixed clock only moves with :meth:`advance`, which does this itself.
+        """
+        if not self._realtime:
+            return
+        with self.lock:
+            if self._run_until(self.now()):
+                self._save_meta()
+                self.store.commit()
+
+    def next_due(self) -> datetime | None:
+        """When the next held send goes out or reply window closes (None: nothing pending)."""
+        with self.lock:
+            times = [self.scheduled[0][0]] if self.scheduled else []
+            expiry = self._first_expiry(None)
+            if expiry is not None:
+                times.append(expiry[0])
+            return min(times, default=None)
+
+    def advance(self, delta: timedelta) -> datetime:
+        """Move the clock forward: scheduled messages go out, reply windows close."""
+        if delta < timedelta(0):
+            raise ValueError("the sandbox clock only moves forward")
+        with self.transaction():
+            target = self.now() + delta
+            self._run_until(target)
+            self.clock.set(target)
+            self._save_meta()
+            self._due_changed()
+            return target
+
+    def _run_until(self, target: datetime) -> bool:
+        """Send what is held and close reply windows up to ``target``; whether any did."""
+        # Things happen in time order: a message sent at 09:00 with a 1-minute timeout
+        # expires at 09:01 even if the clock jumps a day.
+        happened = False
+        while True:
+            due_send = (
+                self.scheduled[0] if self.scheduled and self.scheduled[0][0] <= target else None
+            )
+            due_expiry = self._first_expiry(target)
+            if due_send is None and due_expiry is None:
+                return happened
+            happened = True
+            if due_send is not None and (due_expiry is None or due_send[0] <= due_expiry[0]):
+                self.scheduled.pop(0)
+                message = self.messages[due_send[1]]
+                self._dispatch(message, due_send[0])
+            elif due_expiry is not None:
+                self._expire(self.messages[due_expiry[1]])
+
+    def _first_expiry(self, target: datetime | None) -> tuple[datetime, str] | None:
+        """The first reply window to close (by ``target``; None: at any time)."""
+        best: tuple[datetime, str] | None = None
+        for ids in self.open_replies.values():
+            for message_id in ids:
+                expires = self.messages[message_id].expires_at
+                if (
+                    expires is not None
+                    and (target is None or expires <= target)
+                    and (best is None or expires < best[0])
+                ):
+                    best = (expires, message_id)
+        return best
+
+    def _expire(self, message: MessageRecord) -> None:
+        message.open_for_reply = False
+        ids = self.open_replies.get(message.destination, [])
+        if message.key in ids:
+            ids.remove(message.key)
+        if not ids:
+            self.open_replies.pop(message.destination, None)
+        self._save("message", message.key, message)
+        self.emit(
+            "Receipt",
+            at=message.expires_at,
+            source=message.source,
+            destination=message.destination,
+            message=message.text,
+            status="Expired",
+            message_id=message.message_id,
+            segments=message.segments,
+            metadata=message.metadata,
+            callback=message.callback,
+            lookup=message.lookup,
+            carrier=message.carrier,
+            reachable=message.reachable,
+            number_type=message.number_type,
+        )
+
+    def _dispatch(self, message: MessageRecord, at: datetime) -> None:
+        message.status = "Sent"
+        message.sent_at = at
+        common: dict[str, Any] = {
+            "source": message.source,
+            "destination": message.destination,
+            "message": message.text,
+            "message_id": message.message_id,
+            "segments": message.segments,
+            "metadata": message.metadata,
+            "lookup": message.lookup,
+            "callback": message.callback,
+        }
+        lookup_fields: dict[str, Any] = {
+            "carrier": message.carrier,
+            "reachable": message.reachable,
+            "number_type": message.number_type,
+        }
+        self.emit("Receipt", at=at, status="Sent", **common, **lookup_fields)
+        delivered = _rules.delivered(
+            message.channel, reachable=message.reachable, number_type=message.number_type
+        )
+        message.status = "Delivered" if delivered else "Failed"
+        self.emit("Receipt", at=at, status=message.status, **common, **lookup_fields)
+        if message.reply and message.channel != "Email":
+            message.open_for_reply = True
+            message.expires_at = at + timedelta(
+                minutes=message.timeout_minutes or DEFAULT_REPLY_TIMEOUT
+            )
+            self.open_replies.setdefault(message.destination, []).append(message.key)
+            self._due_changed()
+        self._mark_invited(message, at)
+        self._save("message", message.key, message)
+
+    def _mark_invited(self, message: MessageRecord, at: datetime) -> None:
+        if message.survey_id is None:
+            return
+        for survey in self.surveys.values():
+            if survey.survey_id != message.survey_id:
+                continue
+            for respondent_id in self.by_survey.get(survey.reference.lower(), []):
+                respondent = self.respondents[respondent_id]
+                if (
+                    message.destination in (respondent.mobile_number, respondent.email_address)
+                    and respondent.invited is None
+                ):
+                    respondent.invited = at
+                    respondent.updated = at
+                    self._save("respondent", respondent.respondent_id, respondent)
+
+
+__all__ = ["DEFAULT_REPLY_TIMEOUT", "Schedule"]

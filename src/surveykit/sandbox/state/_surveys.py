@@ -1,0 +1,196 @@
+"""Surveys: POST Data/Import, simulated answers, and what POST Survey/GetResults covers.
+
+The results themselves are encoded and streamed by :mod:`surveykit.sandbox._results`.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Mapping, Sequence
+from datetime import datetime
+from typing import Any, Final
+
+from surveykit.models.imports import RESPONDENT_FIELDS
+from surveykit.sandbox import _rules
+from surveykit.sandbox._errors import Problem, validation
+from surveykit.sandbox._records import Respondent, Survey, iso
+from surveykit.sandbox.state._core import StateCore
+
+MAX_IMPORT_RECORDS: Final = 10_000
+"""The largest Data/Import list the sandbox takes in one request (the reference: not shown)."""
+
+_ATTRIBUTES: Final = {
+    "title": "title",
+    "firstName": "first_name",
+    "lastName": "last_name",
+    "mobileNumber": "mobile_number",
+    "emailAddress": "email_address",
+    "website": "website",
+    "dateOfBirth": "date_of_birth",
+}
+
+
+class Surveys(StateCore):
+    """Surveys, their respondents and answers."""
+
+    def find_survey(self, reference: str) -> Survey | None:
+        """A survey by reference (letter case ignored)."""
+        return self.surveys.get(reference.strip().lower())
+
+    def put_survey(self, survey: Survey) -> None:
+        """Add (or replace) a survey and its import definition."""
+        with self.transaction():
+            self._put_survey(survey)
+
+    # ----------------------------------------------------------------- import
+
+    def import_records(self, reference: str, records: Sequence[Any]) -> list[dict[str, Any]]:
+        """POST Data/Import: one ImportResponse per record, in order."""
+        if len(records) > MAX_IMPORT_RECORDS:
+            raise validation(
+                {"list": [f"At most {MAX_IMPORT_RECORDS} records per request, got {len(records)}"]}
+            )
+        with self.transaction():
+            survey = self.find_survey(reference)
+            if survey is None:
+                raise Problem(
+                    404, f"No survey or import definition has the reference {reference!r}."
+                )
+            now = self.now()
+            out = []
+            for record in records:
+                values, problems = _rules.validate_record(survey.import_fields, record)
+                item = {name: values.get(name) for name in RESPONDENT_FIELDS}
+                item["when"] = iso(now)
+                if problems:
+                    item.update(status="Error", message="; ".join(problems))
+                else:
+                    added = self._upsert(survey, values, now)
+                    item.update(status="Success", message="Added" if added else "Updated")
+                out.append(item)
+            self._save_meta()
+            return out
+
+    def _upsert(self, survey: Survey, values: dict[str, str], now: datetime) -> bool:
+        key_field = "emailAddress" if survey.channel == "Email" else "mobileNumber"
+        key = values.get(key_field)
+        existing = None
+        if key is not None:
+            for respondent_id in self.by_survey.get(survey.reference.lower(), []):
+                candidate = self.respondents[respondent_id]
+                found = (
+                    candidate.email_address
+                    if key_field == "emailAddress"
+                    else candidate.mobile_number
+                )
+                if found is not None and found.lower() == key.lower():
+                    existing = candidate
+                    break
+        respondent = existing or Respondent(
+            respondent_id=f"{survey.survey_id}{self._next('respondent'):06d}",
+            survey_reference=survey.reference,
+            added=now,
+            updated=now,
+            channel=survey.channel,
+        )
+        for name, value in values.items():
+            attribute = _ATTRIBUTES.get(name)
+            if attribute is not None:
+                setattr(respondent, attribute, value)
+            else:
+                respondent.extra[name] = value
+        respondent.updated = now
+        self._put_respondent(respondent)
+        return existing is None
+
+    # ----------------------------------------------------------------- answers
+
+    def answers(
+        self,
+        reference: str,
+        respondent: str | None,
+        answers: Mapping[str, Any] | None,
+    ) -> str:
+        """Record survey answers; returns the respondent id.
+
+        ``respondent`` is an id, a mobile number or an email address; None picks the first
+        respondent who has not completed. ``answers`` maps question keys to answers; None
+        answers every open question with values drawn from the seed.
+        """
+        with self.transaction():
+            survey = self.find_survey(reference)
+            if survey is None:
+                raise KeyError(f"no survey with the reference {reference!r}")
+            ids = self.by_survey.get(survey.reference.lower(), [])
+            target: Respondent | None = None
+            for respondent_id in ids:
+                candidate = self.respondents[respondent_id]
+                if respondent is None:
+                    if candidate.completed is None:
+                        target = candidate
+                        break
+                elif respondent in (
+                    candidate.respondent_id,
+                    candidate.mobile_number,
+                    candidate.email_address,
+                ):
+                    target = candidate
+                    break
+            if target is None:
+                raise KeyError(
+                    f"no respondent {respondent!r} in {survey.reference}"
+                    if respondent
+                    else f"every respondent of {survey.reference} has completed"
+                )
+            if answers is None:
+                answers = self._generated_answers(survey, target)
+            unknown = [key for key in answers if key not in {q.key for q in survey.questions}]
+            if unknown:
+                keys = ", ".join(q.key for q in survey.questions)
+                raise KeyError(f"unknown question keys {unknown} (the survey has {keys})")
+            self._set_answers(survey, target, {k: str(v) for k, v in answers.items()}, self.now())
+            return target.respondent_id
+
+    def _generated_answers(self, survey: Survey, respondent: Respondent) -> dict[str, str]:
+        rng = random.Random(f"{self.seed}:{respondent.respondent_id}")
+        out: dict[str, str] = {}
+        for question in survey.questions:
+            if question.key in respondent.answers:
+                continue
+            if question.kind == "nps":
+                out[question.key] = str(rng.choice([10, 10, 9, 9, 8, 7, 6, 5, 3, 0]))
+            elif question.kind == "rating":
+                out[question.key] = str(rng.choice([5, 5, 4, 4, 4, 3, 2, 1]))
+            elif question.kind == "choice" and question.choices:
+                out[question.key] = rng.choice(question.choices)
+            else:
+                out[question.key] = rng.choice(
+                    [
+                        "Quick and friendly, thank you.",
+                        "The wait was a bit long, but the staff were great.",
+                        "N/A",
+                        "Très bien, merci !",
+                        "Loved it 👍",
+                    ]
+                )
+        return out
+
+    # ----------------------------------------------------------------- results
+
+    def result_ids(self, reference: str) -> tuple[list[Survey], list[str]]:
+        """The surveys and respondent ids GetResults covers (``*`` is every survey)."""
+        with self.transaction():
+            if reference.strip() == "*":
+                surveys = sorted(self.surveys.values(), key=lambda s: s.survey_id)
+            else:
+                survey = self.find_survey(reference)
+                if survey is None:
+                    raise Problem(404, f"No survey has the reference {reference!r}.")
+                surveys = [survey]
+            ids: list[str] = []
+            for survey in surveys:
+                ids.extend(self.by_survey.get(survey.reference.lower(), []))
+            return surveys, ids
+
+
+__all__ = ["MAX_IMPORT_RECORDS", "Surveys"]
