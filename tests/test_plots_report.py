@@ -357,3 +357,46 @@ def test_likert_even_scale_by_group_and_errors() -> None:
         plots.plot_likert(text, "Q")
     with pytest.raises(PlotError, match="'Q5' is a choice question"):
         plots.plot_likert(pd.DataFrame({"Q5": ["a"]}), "Q5", codebook=CODEBOOK)
+
+
+def test_with_the_real_codebook_label_and_estimates() -> None:
+    import surveykit as sk
+    from surveykit.report import Question
+
+    codebook = sk.Codebook(
+        [
+            Question(
+                "Q2",
+                "How satisfied are you?",
+                "rating",
+                labels=SATISFACTION,
+                min=1,
+                max=5,
+                missing={"99": "Don't know"},
+            ),
+            Question("Q1", "Recommend?", "nps", min=0, max=10),
+        ]
+    )
+    df = pd.DataFrame(
+        {
+            "Q2": pd.array([1, 2, 4, 4, 99, 5, 4, 2], dtype="Int64"),
+            "Q1": pd.array([0, 9, 10, 7, 8, 3, 10, 9], dtype="Int64"),
+            "g": list("aabbabab"),
+        }
+    )
+    labelled = sk.label(df, codebook)
+    ax = plots.plot_distribution(labelled, "Q2").axes[0]  # the codebook from attrs
+    assert [t.get_text() for t in ax.get_xticklabels()] == list(SATISFACTION.values())
+    assert [p.get_height() for p in ax.patches] == [1, 2, 0, 3, 1]  # 99 is missing
+    assert ax.get_title() == "How satisfied are you?"
+    nps = plots.plot_distribution(labelled, "Q1").axes[0]
+    assert len(nps.patches) == 11
+    assert bar_colours(nps)[0] == to_hex(plots.NPS_COLOURS["detractors"])
+    means = sk.analysis.means(labelled, "Q2", by="g")
+    ax = plots.plot_estimates(means, codebook=codebook).axes[0]
+    assert ax.get_xlim() == (1, 5) and ax.get_title(loc="left") == "How satisfied are you?"
+    np.testing.assert_allclose(sorted(x for x, *_ in points(ax)), sorted(means["estimate"]))
+    score = sk.analysis.nps(labelled, "Q1", by="g")
+    assert plots.plot_estimates(score).axes[0].get_xlim() == (-100, 100)
+    likert = plots.plot_likert(labelled, "Q2").axes[0]
+    assert len(likert.patches) == 5 and likert.get_title() == "How satisfied are you?"
