@@ -45,12 +45,14 @@ def baseline(df: pd.DataFrame, codebook: sk.Codebook) -> dict[str, dict[object, 
         native = int if question.kind == "nps" else str
         labels = {native(c): t for c, t in question.value_labels().items()}
         missing_codes = {native(c): r for c, r in question.missing.items()}
-        out[key] = pd.Categorical(series.map(labels), categories=list(labels.values()),
-                                  ordered=True)
+        out[key] = pd.Categorical(
+            series.map(labels), categories=list(labels.values()), ordered=True
+        )
         missing = series.isin(list(missing_codes)).fillna(False).to_numpy(dtype=bool)
         if missing.any():
-            reasons[key] = dict(zip(df.index[missing], series[missing].map(missing_codes),
-                                    strict=True))
+            reasons[key] = dict(
+                zip(df.index[missing], series[missing].map(missing_codes), strict=True)
+            )
     return reasons
 
 

@@ -1,6 +1,6 @@
 """surveykit: the v3.2 messaging and survey platform from pandas and Jupyter."""
 
-from surveykit import analysis, models
+from surveykit import analysis, models, weights
 from surveykit._sync_results import SyncReport, sync_results
 from surveykit.batch import BatchResult, lookup_frame, preview_batch, send_batch
 from surveykit.callbacks import Listener, Receiver, callback_signature, campaign_funnel, listen
@@ -111,6 +111,7 @@ __all__ = [
     "to_excel",
     "to_spss",
     "to_stata",
+    "weights",
     "widgets",
     "write_results",
 ]

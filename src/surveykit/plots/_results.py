@@ -1,12 +1,4 @@
-"""Matplotlib figures for the analysis functions; each returns a ``Figure``.
-
-Figures are built without pyplot, so nothing global changes and a notebook shows each figure
-once (as the cell's result). Needs matplotlib: ``pip install 'surveykit[plots]'``.
-
-Example:
-    >>> fig = sk.plots.plot_distribution(df, "Q2")     # doctest: +SKIP
-    >>> fig.savefig("q2.png")                            # doctest: +SKIP
-"""
+"""Figures of results, batches and callbacks (funnel, response rate, NPS, crosstab...)."""
 
 from __future__ import annotations
 
@@ -15,6 +7,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit import analysis
+from surveykit.plots._common import NPS_COLOURS, OUTCOME_COLOURS, PALETTE
+from surveykit.plots._common import figure as _figure
+from surveykit.plots._common import label_bars as _label_bars
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes
@@ -23,61 +18,11 @@ if TYPE_CHECKING:
 __all__ = [
     "plot_batch_outcomes",
     "plot_crosstab",
-    "plot_distribution",
     "plot_events",
     "plot_funnel",
     "plot_nps",
     "plot_response_rate",
 ]
-
-# A colour-blind-safe palette (Okabe-Ito).
-PALETTE = ("#0072B2", "#E69F00", "#009E73", "#D55E00", "#CC79A7", "#56B4E9", "#F0E442", "#000000")
-NPS_COLOURS = {"detractors": "#D55E00", "passives": "#BBBBBB", "promoters": "#009E73"}
-OUTCOME_COLOURS = {
-    "sent": "#009E73",
-    "tested": "#56B4E9",
-    "blocked": "#D55E00",
-    "landline": "#E69F00",
-    "invalid": "#CC79A7",
-    "rejected": "#F0E442",
-    "failed": "#B2182B",
-    "unknown": "#777777",
-    "skipped": "#BBBBBB",
-}
-
-
-def _figure(width: float = 7.0, height: float = 4.0) -> tuple[Figure, Axes]:
-    try:
-        from matplotlib.figure import Figure
-    except ImportError as exc:  # pragma: no cover - depends on the installation
-        raise ImportError(
-            "surveykit.plots needs matplotlib: pip install 'surveykit[plots]'"
-        ) from exc
-    fig = Figure(figsize=(width, height), layout="constrained")
-    return fig, fig.add_subplot()
-
-
-def _label_bars(ax: Axes, counts: Any, percents: Any, *, horizontal: bool) -> None:
-    for position, (count, percent) in enumerate(zip(counts, percents, strict=True)):
-        text = f"{count:,} ({percent:.0f}%)" if pd.notna(percent) else f"{count:,}"
-        if horizontal:
-            ax.annotate(
-                text,
-                (count, position),
-                xytext=(3, 0),
-                textcoords="offset points",
-                va="center",
-                fontsize=8,
-            )
-        else:
-            ax.annotate(
-                text,
-                (position, count),
-                xytext=(0, 3),
-                textcoords="offset points",
-                ha="center",
-                fontsize=8,
-            )
 
 
 def plot_funnel(
@@ -153,51 +98,6 @@ def plot_response_rate(df: pd.DataFrame, *, freq: str = "D", title: str | None =
     return fig
 
 
-def plot_distribution(
-    df: pd.DataFrame,
-    question: str,
-    *,
-    kind: analysis.QuestionKind | None = None,
-    top: int = 15,
-    title: str | None = None,
-) -> Figure:
-    """Answers to one question with counts and percentages (ratings 0-10 in order)."""
-    dist = analysis.answer_distribution(df, question, kind=kind)
-    kind = dist.attrs["kind"]
-    if kind != "rating":
-        dist = dist.head(top)
-    fig, ax = _figure(
-        8 if kind == "rating" else 7, 4 if kind == "rating" else 0.4 * len(dist) + 1.4
-    )
-    labels = [a if len(a) <= 40 else a[:39] + "…" for a in dist["answer"]]
-    if kind == "rating":
-        colours = [
-            NPS_COLOURS["detractors"]
-            if int(a) <= 6
-            else NPS_COLOURS["passives"]
-            if int(a) <= 8
-            else NPS_COLOURS["promoters"]
-            for a in dist["answer"]
-        ]
-        ax.bar(labels, dist["count"], color=colours)
-        _label_bars(ax, dist["count"].tolist(), dist["percent"].tolist(), horizontal=False)
-        ax.set_xlabel("score")
-        ax.set_ylabel("responses")
-        ax.set_ylim(0, max(dist["count"].max(), 1) * 1.2)
-    else:
-        ax.barh(labels[::-1], dist["count"].tolist()[::-1], color=PALETTE[0])
-        _label_bars(
-            ax, dist["count"].tolist()[::-1], dist["percent"].tolist()[::-1], horizontal=True
-        )
-        ax.set_xlabel(
-            "responses" + (" (an answer may list several options)" if kind == "multi" else "")
-        )
-        ax.set_xlim(0, max(dist["count"].max(), 1) * 1.3)
-    ax.set_title(title or f"{question}: {dist.attrs['answered']:,} answers")
-    ax.spines[["top", "right"]].set_visible(False)
-    return fig
-
-
 def plot_nps(
     df: pd.DataFrame, question: str, *, by: str | None = None, title: str | None = None
 ) -> Figure:
@@ -228,7 +128,7 @@ def plot_nps(
 
 def plot_crosstab(df: pd.DataFrame, question: str, by: str, *, title: str | None = None) -> Figure:
     """A heatmap of answers by group, in percent of each group, with the values written in."""
-    table = analysis.crosstab(df, question, by)
+    table = analysis.crosstab(df, question, by, test=False)
     fig, ax = _figure(1.2 * len(table.columns) + 3, 0.45 * len(table) + 1.5)
     image = ax.imshow(table.to_numpy(dtype=float), cmap="Blues", aspect="auto", vmin=0)
     ax.set_xticks(range(len(table.columns)), [str(c) for c in table.columns])
