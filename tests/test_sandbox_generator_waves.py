@@ -64,3 +64,15 @@ def test_sandbox_serves_a_generated_wave() -> None:
         served = client.surveys.results("TRACK-W2")
     direct = generate_results_frame(500, seed=9, nasty=False, wave=2)
     assert served["Q1"].astype("string").tolist() == direct["Q1"].astype("string").tolist()
+
+
+def test_wave_choices_lean_like_the_ratings() -> None:
+    frame = generate_results_frame(40_000, seed=4, nasty=False, wave=1)
+    base = np.array([45, 25, 18, 12], dtype=float)
+    tilts = {"SMS": 0.0, "WhatsApp": 0.5, "Email": -0.4, "Facebook": 0.1}
+    for channel, part in frame.dropna(subset=["Q2"]).groupby("channel", observed=True):
+        weights = base.copy()
+        weights[0] *= np.exp(tilts[str(channel)])
+        counts = part["Q2"].value_counts().reindex(list(generator.CHOICES), fill_value=0)
+        expected = weights / weights.sum() * counts.sum()
+        assert stats.chisquare(counts.to_numpy(), expected).pvalue > 1e-3, channel

@@ -168,6 +168,31 @@ def _wave_ratings(
     return out
 
 
+_CHOICE_BASE: Final = np.array([45, 25, 18, 12], dtype=float)
+"""Relative frequencies of a wave's single-choice answers, in the order of ``CHOICES``."""
+
+
+def _wave_choices(
+    rng: np.random.Generator, channel: np.ndarray[Any, Any], wave: int
+) -> np.ndarray[Any, Any]:
+    """A wave's single-choice answers: "Yes" is more frequent where ratings lean higher.
+
+    The first option's frequency is multiplied by ``exp(t)``, ``t`` being the channel's and
+    the wave's tilt of the ratings (see :func:`_wave_ratings`).
+    """
+    draws = rng.random(len(channel))
+    options = np.array(_CHOICES, dtype=object)
+    out = np.empty(len(channel), dtype=object)
+    for name, tilt in _CHANNEL_TILT.items():
+        weights = _CHOICE_BASE.copy()
+        weights[0] *= np.exp(tilt + _WAVE_TILT * (wave - 1))
+        cdf = np.cumsum(weights / weights.sum())
+        rows = channel == name
+        index = np.minimum(np.searchsorted(cdf, draws[rows], side="right"), len(options) - 1)
+        out[rows] = options[index]
+    return out
+
+
 def _block(
     seed: int, block: int, start: int, n: int, questions: int, nasty: bool, wave: int = 0
 ) -> pd.DataFrame:
@@ -227,6 +252,8 @@ def _block(
                 answers = _wave_ratings(rng, channel, wave)
         elif kind == 1:
             answers = _pick(rng, _CHOICES + (_NA_ANSWERS if nasty else ()), n)
+            if wave:
+                answers = _wave_choices(rng, channel, wave)
         elif kind == 2:
             mask = rng.random((n, len(_MULTI))) < 0.35
             answers = np.array(
@@ -266,8 +293,9 @@ def generate_results(
 
     ``wave`` 0 draws every rating uniformly from 0..10. ``wave`` 1, 2, ... draws ratings
     like a real tracking survey's waves: a promoter-heavy curve that differs by channel
-    (WhatsApp higher, Email lower) and moves up a little with each wave, so a report can
-    show significant differences between groups and waves.
+    (WhatsApp higher, Email lower) and moves up a little with each wave, and single-choice
+    answers whose first option ("Yes") follows the same lean, so a report can show
+    significant differences between groups and waves.
     """
     if rows < 0 or chunk_rows < 1 or questions < 1 or wave < 0:
         raise ValueError("rows and wave must be >= 0, chunk_rows and questions >= 1")
