@@ -338,6 +338,13 @@ def test_likert_diverging_with_neutral_centred() -> None:
     assert ax.get_title() == "Satisfaction"
 
 
+def test_likert_of_one_question_titles_it_with_its_text_and_names_the_bar_by_key() -> None:
+    ax = plots.plot_likert(likert_frame(), "Q2", codebook=CODEBOOK).axes[0]
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["Q2"]
+    assert ax.get_title() == "How satisfied are you?"
+
+
+
 def test_likert_even_scale_by_group_and_errors() -> None:
     df = pd.DataFrame({"Q": pd.array([1, 2, 3, 4, 4, 1], dtype="Int64"), "g": list("aabbab")})
     ax = plots.plot_likert(

@@ -270,7 +270,8 @@ def plot_likert(
                 f"question {key!r} has {len(scale)} scale points, {keys[0]!r} has "
                 f"{len(legend)}: a Likert chart needs one scale"
             )
-        name = short(info.text or key, 50)
+        # One question: its text is the title, so the bar is named by its key.
+        name = key if len(keys) == 1 else short(info.text or key, 50)
         parts = [(name, series)] if by is None else _groups(df, series, by, name)
         for label, part in parts:
             counts, _, _ = scale_counts(part, scale, info)
