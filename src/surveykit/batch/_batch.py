@@ -82,12 +82,19 @@ class BatchResult:
         frame: indexed like the input DataFrame; columns destination, text, segments,
             outcome, message_id, status, carrier, reachable, number_type, error, attempts,
             time.
-        sent_now: how many requests this run sent (resumed rows are not counted).
+        sent_now: how many rows this run got sent: the platform accepted them (outcome
+            ``sent``). Rows resumed from a journal are not counted, nor a request the
+            platform refused (``blocked``, ``landline``, ``rejected``, ``failed``) or whose
+            outcome is ``unknown``.
+        journal: the journal's path, if the batch kept one.
+        requested_now: how many rows this run sent a request for, whatever the answer:
+            ``sent_now`` plus the refused, failed, unknown and tested ones.
     """
 
     frame: pd.DataFrame
     sent_now: int = 0
     journal: str | None = None
+    requested_now: int = 0
 
     @property
     def summary(self) -> pd.Series:
@@ -101,14 +108,18 @@ class BatchResult:
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{name}={count}" for name, count in self.summary.items())
-        return f"BatchResult(rows={len(self.frame)}, {parts}, sent_now={self.sent_now})"
+        return (
+            f"BatchResult(rows={len(self.frame)}, {parts}, sent_now={self.sent_now}, "
+            f"requested_now={self.requested_now})"
+        )
 
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td>{html.escape(str(k))}</td><td>{v}</td></tr>" for k, v in self.summary.items()
         )
         return (
-            f"<div><b>Batch</b>: {len(self.frame)} rows, {self.sent_now} sent by this run"
+            f"<div><b>Batch</b>: {len(self.frame)} rows, {self.sent_now} sent by this run "
+            f"({self.requested_now} requests)"
             f"<table><tr><th>outcome</th><th>rows</th></tr>{rows}</table>"
             f"{self.frame.head(10).to_html()}</div>"
         )
@@ -193,6 +204,7 @@ class _Batch:
         self.rows: dict[str, dict[str, Any]] = {}
         self.start = start
         self.sent_now = 0
+        self.requested_now = 0
         self.bar: Any = None
         self.counts: Counter[str] = Counter()
         # Rows decided without a request tick from the thread taking the next row, sent rows
@@ -326,7 +338,9 @@ class _Batch:
             attempts=result.attempts,
             time=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
-        self.sent_now += 1
+        self.requested_now += 1
+        if result.outcome == "sent":
+            self.sent_now += 1
         self._tick(result.outcome)
 
     def _tick(self, outcome: str) -> None:
@@ -385,7 +399,12 @@ class _Batch:
         frame["reachable"] = frame["reachable"].astype("boolean")
         frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
         frame["outcome"] = pd.Categorical(frame["outcome"], categories=list(OUTCOMES))
-        return BatchResult(frame, self.sent_now, self.journal.path if self.journal else None)
+        return BatchResult(
+            frame,
+            self.sent_now,
+            self.journal.path if self.journal else None,
+            self.requested_now,
+        )
 
     def close(self) -> None:
         if self.bar is not None:

@@ -19,6 +19,8 @@ from datetime import UTC, datetime
 from os import PathLike
 from typing import Any
 
+from surveykit.errors import SurveykitError
+
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE IF NOT EXISTS rows (
@@ -44,7 +46,7 @@ DONE = "done"
 PENDING = "pending"
 
 
-class JournalMismatchError(ValueError):
+class JournalMismatchError(SurveykitError, ValueError):
     """The journal file was written by a different batch (other template, source, ...)."""
 
 

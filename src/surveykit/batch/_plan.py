@@ -11,6 +11,7 @@ from typing import Any, Literal
 import pandas as pd
 from pydantic import ValidationError
 
+from surveykit._validation import explain
 from surveykit.batch._segments import count_segments
 from surveykit.batch._template import Template
 from surveykit.batch._windows import next_allowed, windows_from
@@ -259,12 +260,8 @@ def _destination_text(value: Any) -> str | None:
 
 
 def _validation_reason(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"])
-        message = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
+    # The same sentences the client's own argument checks give: field, problem, form.
+    return str(explain(exc))
 
 
 def skip_mask(
