@@ -128,8 +128,8 @@ def _problem_and_form(
         return f"{shown} has {size} {unit}", f"at most {limit} {unit}"
     if kind in ("string_too_short", "too_short"):
         limit = context.get("min_length")
-        unit = "characters" if kind == "string_too_short" else "items"
-        return f"{shown} is too short", f"at least {limit} {unit}"
+        unit = "character" if kind == "string_too_short" else "item"
+        return f"{shown} is too short", f"at least {limit} {unit}{'' if limit == 1 else 's'}"
     if kind in _COMPARISONS:
         problem, form = _COMPARISONS[kind]
         return f"{shown} is {problem}", form.format(**context)
