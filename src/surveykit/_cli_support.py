@@ -82,6 +82,11 @@ AllowInsecureHttp = Annotated[
     ),
 ]
 
+SANDBOX_NOTES: list[str] = []
+"""The notice that a command ran on the embedded sandbox, printed by ``cli.py`` when the
+command ends: on stderr after a success; after a failure, the one line of the problem says
+"on the embedded sandbox" instead, so that a problem is always exactly one line."""
+
 _SANDBOX_NOTE = (
     "surveykit: no --base-url or SURVEYKIT_BASE_URL: using the embedded sandbox (simulated "
     "platform, no network)"
@@ -91,7 +96,7 @@ _SANDBOX_NOTE = (
 def make_client(
     base_url: str | None, token: str | None, *, allow_insecure_http: bool, writes: bool = False
 ) -> Client:
-    """The client of ``--base-url`` (or the embedded sandbox, said on stderr).
+    """The client of ``--base-url`` (or the embedded sandbox, said on stderr at the end).
 
     ``writes`` adds that nothing the command writes on the throwaway sandbox persists.
 
@@ -105,7 +110,7 @@ def make_client(
         note = _SANDBOX_NOTE
         if writes:
             note += "; nothing it writes persists after this command"
-        typer.echo(note, err=True)
+        SANDBOX_NOTES.append(note)
         return Client.sandbox()
     try:
         return Client(base_url, token or None, allow_insecure_http=allow_insecure_http)

@@ -9,6 +9,7 @@ input's ``row`` (1 = the first row under the header).
 
 from __future__ import annotations
 
+import sys
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -361,7 +362,7 @@ def send(
             concurrency=concurrency,
             rate=rate,
             only="failed" if only_failed else None,
-            progress=True,
+            progress=sys.stderr.isatty(),  # a bar on a terminal, not in a log
         )
     except sk.BatchInterrupted as stopped:
         write_table(stopped.result.frame, target)
@@ -380,7 +381,12 @@ def send(
     except ValueError as exc:
         # Refused before anything was sent: a template, a window, a column, a channel.
         raise usage(str(exc)) from None
-    write_table(result.frame, target)
+    try:
+        write_table(result.frame, target)
+    except CommandError as exc:
+        kept = f"; the journal {journal} has every row" if journal else ""
+        sent = f"{result.sent_now:,} row{' was' if result.sent_now == 1 else 's were'} sent"
+        raise CommandError(f"{sent}, but {exc}{kept}") from None
     typer.echo(repr(result))
     typer.echo(f"wrote the outcome of {len(result.frame):,} rows to {target}")
 

@@ -22,6 +22,7 @@ import typer
 from typer.core import TyperGroup
 
 from surveykit._cli_support import (
+    SANDBOX_NOTES,
     CommandError,
     check_sqlite_file,
     describe_error,
@@ -56,6 +57,7 @@ class _Commands(TyperGroup):
         **extra: Any,
     ) -> Any:
         """Run the command; print a problem as one line on stderr and exit with its status."""
+        SANDBOX_NOTES.clear()
         try:
             code = super().main(
                 args,
@@ -67,6 +69,9 @@ class _Commands(TyperGroup):
             )
         except Exception as exc:
             code = _report(exc)
+        else:
+            for note in SANDBOX_NOTES:
+                typer.echo(note, err=True)
         if not standalone_mode:
             return code
         sys.exit(code if isinstance(code, int) else 0)
@@ -93,7 +98,8 @@ def _report(exc: Exception) -> int:
         typer.echo("surveykit: aborted", err=True)
         return 1
     if isinstance(exc, SurveykitError):
-        typer.echo(f"surveykit: {_one_line(describe_error(exc))}", err=True)
+        where = " (on the embedded sandbox)" if SANDBOX_NOTES else ""
+        typer.echo(f"surveykit: {_one_line(describe_error(exc))}{where}", err=True)
         return exit_code_of(exc)
     if isinstance(exc, OSError):
         where = f"{exc.filename}: " if exc.filename else ""
@@ -340,7 +346,7 @@ _register_commands()
 
 def main(args: Sequence[str] | None = None) -> None:
     """Entry point of the ``surveykit`` console script (``args``: the command line's)."""
-    app(args)
+    app(args, prog_name="surveykit")
 
 
 if __name__ == "__main__":
