@@ -345,5 +345,5 @@ def test_errors_module_documents_the_whole_tree() -> None:
     doc = surveykit.errors.__doc__ or ""
     for cls in _exception_classes():
         if cls.__module__.startswith("surveykit._"):
-            continue  # the command line's own (CommandError): printed as a line, not raised to users
+            continue  # the command line's CommandError: printed as a line, never raised
         assert cls.__name__ in doc, cls.__name__
