@@ -446,6 +446,26 @@ USAGE = [
         id="send-destination",
     ),
     pytest.param(
+        [
+            "send",
+            "people.csv",
+            "--message",
+            "Hi",
+            "--source",
+            "surveys",
+            "--channel",
+            "email",
+            "--subject",
+            "S",
+            "--destination",
+            "Phone",
+            "--reply",
+            "--test",
+        ],
+        r"^surveykit: reply: not for channel='email'",
+        id="send-email-reply",
+    ),
+    pytest.param(
         ["lookup", "+447911123456"],
         r"^surveykit: NUMBER '\+447911123456' is not in "
         r"the expected form; expected E\.164",

@@ -489,13 +489,17 @@ def send_batch(
             address column, default ``emailAddress``).
         channel: ``sms``, ``whatsapp``, ``facebook``, ``whatsapp_template`` or ``email``.
         reply: whether recipients can reply (needs a number or short code as source).
+            ``reply``, ``timeout``, ``survey_id`` and ``on_behalf`` are refused, by name,
+            for email; ``metadata`` and ``callback`` for the other channels.
         lookup: look each destination up before sending (landlines are not sent).
         test: test routing only; nothing is sent (outcome ``tested``).
         when: send later (timezone-aware).
         timeout: minutes the platform keeps each message open for a reply.
         survey_id: the survey the messages belong to.
         on_behalf: the account or organisation sending, where configured.
-        windows: Window objects, dicts, or shorthand such as ``"Mon-Fri 09:00-18:00"``.
+        windows: Window objects, dicts, or shorthand such as ``"Mon-Fri 09:00-18:00"``. An
+            email request has no windows: each email row's When is set to the first moment
+            inside one instead.
         to: email recipient template (defaults to the address column).
         subject: email subject template.
         content: email HTML content template (defaults to ``message``).

@@ -158,6 +158,19 @@ def make_spec(
         else callback
     )
     if key == "email":
+        # The SendEmail request has none of these: refused by name, never silently dropped.
+        refused = {
+            "reply": reply or None,
+            "timeout": timeout,
+            "survey_id": survey_id,
+            "on_behalf": on_behalf,
+        }
+        given = [name for name, value in refused.items() if value is not None]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: not for channel='email' (an email request has no "
+                f"{'such field' if len(given) == 1 else 'such fields'})"
+            )
         dest = destination or "emailAddress"
         to_tpl = Template.parse(to if to is not None else "{" + dest + "}", name="to")
         subject_tpl = Template.parse(subject or "", name="subject") if subject else None
@@ -182,8 +195,8 @@ def make_spec(
             source=str(source),
             destination=dest,
             reply=False,
-            windows=None,
-            lookup=False,
+            windows=parsed_windows,  # applied through each row's When (_plan_rows)
+            lookup=lookup,
             test=test,
             when=when,
             timeout=None,
@@ -199,7 +212,13 @@ def make_spec(
         )
     if message is None:
         raise ValueError("message: a message template is needed")
-    for name, value in (("to", to), ("subject", subject), ("content", content)):
+    for name, value in (
+        ("to", to),
+        ("subject", subject),
+        ("content", content),
+        ("metadata", metadata),
+        ("callback", callback),
+    ):
         if value is not None:
             raise ValueError(f"{name}: only for channel='email'")
     dest = destination or "mobileNumber"
@@ -368,6 +387,9 @@ def plan_rows(
             plan.send_at = next_allowed(spec.windows, submit)
             if plan.send_at is None:
                 plan.outcome, plan.error = "rejected", "no sending window ever opens"
+            elif spec.is_email and plan.send_at != submit and plan.request is not None:
+                # An email request has no Window: the platform is told When instead.
+                plan.request.when = plan.send_at
         if plan.outcome is not None:
             plan.request = None  # decided without sending: nothing may go out for it
         yield plan
@@ -436,6 +458,7 @@ def _plan_email(plan: RowPlan, spec: BatchSpec, values: dict[str, Any]) -> None:
         content=plan.text,
         when=spec.when,
         test=spec.test or None,
+        lookup=spec.lookup or None,
         metadata=metadata or None,
         callback=spec.callback,
     )
