@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import pandas as pd
 from pydantic import ValidationError
@@ -46,6 +46,16 @@ problem such as 401/403, a send the platform tried and failed)."""
 
 LINK_FIELD = "link"
 _SKIP_REASONS = {"landline", "unreachable", "voip", "mobile", "unknown"}
+
+
+WindowLike: TypeAlias = str | Window | Mapping[str, Any]
+"""One sending window: ``"Mon-Fri 09:00-18:00"``, a :class:`~surveykit.models.Window`, or
+a dict of its fields."""
+Windows: TypeAlias = WindowLike | Sequence[WindowLike]
+"""The ``windows=`` of a batch: one window or a list of them."""
+Skip: TypeAlias = "pd.Series[Any] | str | Collection[str]"
+"""The ``skip=`` of a batch: a boolean Series aligned to the rows, or reasons checked
+against lookups (``"landline"``, ``{"landline", "unreachable"}``)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +127,7 @@ def make_spec(
     destination: str | None,
     channel: str,
     reply: bool,
-    windows: Any,
+    windows: Windows | None,
     lookup: bool,
     test: bool,
     when: datetime | None,
@@ -284,7 +294,7 @@ def _validation_reason(exc: ValidationError) -> str:
 
 
 def skip_mask(
-    df: pd.DataFrame, skip: Any, lookups: pd.DataFrame | None
+    df: pd.DataFrame, skip: Skip | None, lookups: pd.DataFrame | None
 ) -> tuple[pd.Series, pd.Series]:
     """Rows to leave out, and why: a boolean mask, or reasons checked against lookups.
 
