@@ -94,7 +94,10 @@ async def test_every_row_gets_one_outcome(kind: str) -> None:
         "invalid": 1,
         "rejected": 1,
     }
-    assert result.sent_now == 4
+    # Four requests went out; the platform refused two of them (landline, blocked) with a
+    # 400, so this run sent two rows, as the summary says.
+    assert result.sent_now == result.summary["sent"] == 2
+    assert result.requested_now == 4
     # Only sendable rows reached the platform, each once, with the options asked for.
     bodies = [body for _, path, body in platform.requests if path == "/v3.2/Message"]
     assert sorted(b["destination"] for b in bodies) == [
@@ -542,7 +545,7 @@ def test_token_bucket_spaces_requests() -> None:
 
 def test_result_reprs() -> None:
     result = send_batch(client_for(FakePlatform(), "sync"), people().iloc[:2], **SEND)
-    assert repr(result) == "BatchResult(rows=2, sent=2, sent_now=2)"
+    assert repr(result) == "BatchResult(rows=2, sent=2, sent_now=2, requested_now=2)"
     assert "<table>" in result._repr_html_()
 
 
@@ -611,3 +614,82 @@ def test_platform_refusals_are_rejected_not_failed(tmp_path: Path) -> None:
     resent = [body["destination"] for _, _, body in platform.requests[2:]]
     assert resent == ["447700900002"]
     assert again.frame["outcome"].astype(str).tolist() == ["rejected", "sent"]
+
+
+EMAIL = {
+    "channel": "email",
+    "source": "surveys",
+    "destination": "email",
+    "subject": "Hello {name}",
+    "content": "<p>Dear {name}</p>",
+}
+
+
+def email_people() -> pd.DataFrame:
+    return pd.DataFrame({"email": ["ana@example.org", "li@example.net"], "name": ["Ana", "Li"]})
+
+
+@pytest.mark.parametrize(
+    ("options", "named"),
+    [
+        pytest.param({"reply": True}, "reply", id="reply"),
+        pytest.param({"survey_id": 7}, "survey_id", id="survey-id"),
+        pytest.param({"on_behalf": "acme"}, "on_behalf", id="on-behalf"),
+        pytest.param({"timeout": 30}, "timeout", id="timeout"),
+        pytest.param({"reply": True, "survey_id": 7}, "reply, survey_id", id="two"),
+    ],
+)
+def test_an_option_an_email_cannot_carry_is_refused_by_name(
+    options: dict[str, Any], named: str
+) -> None:
+    platform = FakePlatform()
+    client = client_for(platform, "sync")
+    for call in (send_batch, preview_batch):
+        with pytest.raises(ValueError, match=rf"^{named}: not for channel='email'"):
+            call(client, email_people(), **EMAIL, **options)  # type: ignore[operator]
+    assert platform.requests == []
+
+
+@pytest.mark.parametrize("option", ["metadata", "callback"])
+def test_an_email_option_on_another_channel_is_refused_by_name(option: str) -> None:
+    platform = FakePlatform()
+    value: Any = ["firstName"] if option == "metadata" else {"url": "https://cb.example.org/in"}
+    with pytest.raises(ValueError, match=rf"^{option}: only for channel='email'"):
+        send_batch(client_for(platform, "sync"), people(), **SEND, **{option: value})
+    assert platform.requests == []
+
+
+def test_windows_of_an_email_batch_go_out_as_each_rows_when() -> None:
+    platform = FakePlatform()
+    monday = datetime(2030, 1, 7, 8, 0, tzinfo=UTC)  # a Monday, so Saturday is 5 days on
+    saturday_nine = datetime(2030, 1, 12, 9, 0, tzinfo=UTC)
+    client = client_for(platform, "sync")
+    shown = preview_batch(client, email_people(), **EMAIL, windows="Sat 09:00-10:00", start=monday)
+    assert shown.frame["send_at"].tolist() == [saturday_nine, saturday_nine]
+    result = send_batch(
+        client, email_people(), **EMAIL, windows="Sat 09:00-10:00", when=monday, progress=False
+    )
+    assert result.frame["outcome"].astype(str).tolist() == ["sent", "sent"]
+    whens = [datetime.fromisoformat(body["When"]) for _, _, body in platform.requests]
+    assert whens == [saturday_nine, saturday_nine]
+
+
+def test_an_email_inside_its_window_keeps_its_own_when() -> None:
+    platform = FakePlatform()
+    saturday_half_past = datetime(2030, 1, 12, 9, 30, tzinfo=UTC)
+    send_batch(
+        client_for(platform, "sync"),
+        email_people(),
+        **EMAIL,
+        windows="Sat 09:00-10:00",
+        when=saturday_half_past,
+        progress=False,
+    )
+    whens = [datetime.fromisoformat(body["When"]) for _, _, body in platform.requests]
+    assert whens == [saturday_half_past, saturday_half_past]
+
+
+def test_lookup_goes_out_on_an_email_batch() -> None:
+    platform = FakePlatform()
+    send_batch(client_for(platform, "sync"), email_people(), **EMAIL, lookup=True, progress=False)
+    assert [body.get("Lookup") for _, _, body in platform.requests] == [True, True]

@@ -561,22 +561,22 @@ async def test_invalid_arguments_fail_before_anything_is_sent(
 ) -> None:
     wire = Wire([httpx.Response(200, json={})])
     client = make_client(wire)
-    with pytest.raises(ValueError, match="destination"):
+    with pytest.raises(sk.ValidationError, match="destination"):
         await resolve(
             client.messages.send(destination="+447700900123", source="A", message="x", reply=False)
         )
-    with pytest.raises(ValueError, match="number"):
+    with pytest.raises(sk.ValidationError, match="number"):
         await resolve(client.messages.lookup("0447700900123"))
     for number in ["44\uff17\uff1700900123", "\u0664\u0664" + "7700900123"]:
-        with pytest.raises(ValueError, match=r"number: .*ASCII digits"):
+        with pytest.raises(sk.ValidationError, match=r"number: .*ASCII digits"):
             await resolve(client.messages.lookup(number))
-        with pytest.raises(ValueError, match="destination"):
+        with pytest.raises(sk.ValidationError, match="destination"):
             await resolve(
                 client.messages.send(destination=number, source="A", message="x", reply=False)
             )
-    with pytest.raises(ValueError, match="reply"):
+    with pytest.raises(sk.ValidationError, match="reply"):
         await resolve(client.messages.send(destination="447700900123", source="A", message="x"))
-    with pytest.raises(ValueError, match="keyword"):
+    with pytest.raises(sk.ValidationError, match="keyword"):
         await resolve(client.keywords.delete(" "))
     assert wire.requests == []
 
@@ -586,15 +586,15 @@ async def test_loose_survey_id_and_sort_order_fail_before_anything_is_sent(
 ) -> None:
     wire = Wire([httpx.Response(200, json={})])
     client = make_client(wire)
-    with pytest.raises(ValueError, match="survey_id"):
+    with pytest.raises(sk.ValidationError, match="survey_id"):
         await resolve(
             client.messages.send(
                 destination="447700900123", source="A", message="x", reply=False, survey_id=2**31
             )
         )
-    with pytest.raises(ValueError, match="sort_order"):
+    with pytest.raises(sk.ValidationError, match="sort_order"):
         await resolve(client.surveys.get_results("S", sort_order="1.0"))
-    with pytest.raises(ValueError, match="sort_order"):
+    with pytest.raises(sk.ValidationError, match="sort_order"):
         await resolve(client.surveys.get_results("S", sort_order=-(2**31) - 1))
     assert wire.requests == []
 

@@ -282,3 +282,68 @@ def test_conflict() -> None:
     response = httpx.Response(409, json={"title": "Conflict", "detail": "keyword JOIN exists"})
     with pytest.raises(sk.ConflictError, match="keyword JOIN exists"):
         client_answering(response).keywords.create("JOIN")
+
+
+def _exception_classes() -> list[type[BaseException]]:
+    """Every public exception class defined in surveykit's modules (sandbox internals aside)."""
+    import importlib
+    import inspect
+    import pkgutil
+
+    found: dict[str, type[BaseException]] = {}
+    for info in pkgutil.walk_packages(sk.__path__, "surveykit."):
+        if info.name.startswith("surveykit.sandbox") or info.name in (
+            "surveykit.plots",
+            "surveykit.widgets",
+        ):
+            continue
+        module = importlib.import_module(info.name)
+        for name, obj in vars(module).items():
+            if (
+                inspect.isclass(obj)
+                and issubclass(obj, BaseException)
+                and obj.__module__ == info.name
+                and not name.startswith("_")
+            ):
+                found[f"{obj.__module__}.{name}"] = obj
+    return [found[key] for key in sorted(found)]
+
+
+@pytest.mark.parametrize("cls", _exception_classes(), ids=lambda cls: cls.__name__)
+def test_every_exception_derives_from_surveykit_error(cls: type[BaseException]) -> None:
+    if cls is sk.BatchInterrupted:
+        # A KeyboardInterrupt on purpose: an Exception would be swallowed by `except Exception`.
+        assert issubclass(cls, KeyboardInterrupt) and not issubclass(cls, Exception)
+    else:
+        assert issubclass(cls, sk.SurveykitError), cls
+
+
+def test_the_exceptions_found_include_the_ones_once_outside_the_tree() -> None:
+    names = {cls.__name__ for cls in _exception_classes()}
+    assert {"JournalMismatchError", "TemplateError", "StoreClosedError", "ValidationError"} <= (
+        names
+    )
+
+
+def test_bad_input_errors_are_value_errors() -> None:
+    from surveykit.batch import JournalMismatchError, TemplateError
+
+    for cls in (sk.ValidationError, sk.ConfigurationError, TemplateError, JournalMismatchError):
+        assert issubclass(cls, ValueError), cls
+
+
+def test_batch_interrupted_is_exported() -> None:
+    from surveykit.batch import BatchInterrupted
+
+    assert sk.BatchInterrupted is BatchInterrupted
+    assert "BatchInterrupted" in sk.__all__
+
+
+def test_errors_module_documents_the_whole_tree() -> None:
+    import surveykit.errors
+
+    doc = surveykit.errors.__doc__ or ""
+    for cls in _exception_classes():
+        if cls.__module__.startswith("surveykit._"):
+            continue  # the command line's CommandError: printed as a line, never raised
+        assert cls.__name__ in doc, cls.__name__

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import inspect
 
+import pytest
+
 import surveykit as sk
 
 
@@ -74,3 +76,111 @@ def test_campaign_loop_names_are_the_campaign_package_objects() -> None:
     assert sk.plan_reminders is campaign.plan_reminders
     assert sk.OptOutList is campaign.OptOutList
     assert {"campaign_status", "plan_reminders", "OptOutList"} <= set(sk.__all__)
+
+
+HEAVY = (
+    "starlette",
+    "uvicorn",
+    "aiohttp",
+    "lxml",
+    "matplotlib",
+    "ipywidgets",
+    "scipy",
+    "statsmodels",
+    "pyreadstat",
+    "openpyxl",
+)
+"""What `import surveykit` must not load: servers, aiohttp, parsers and plotting for later."""
+
+CORE = (
+    "Client",
+    "AsyncClient",
+    "read_results",
+    "build_import_list",
+    "import_frame",
+    "send_batch",
+    "preview_batch",
+    "lookup_frame",
+    "sync_results",
+    "campaign_funnel",
+    "callback_signature",
+    "models",
+)
+"""Names a notebook touches first; touching them loads no server, aiohttp, lxml or plots."""
+
+
+def _loaded_after(code: str) -> list[str]:
+    import json
+    import subprocess
+    import sys
+
+    script = f"import json, sys\n{code}\nprint(json.dumps(sorted(sys.modules)))"
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    loaded: list[str] = json.loads(result.stdout.splitlines()[-1])
+    return loaded
+
+
+def _heavy(loaded: list[str]) -> list[str]:
+    return [name for name in loaded if name.split(".")[0] in HEAVY]
+
+
+def test_import_surveykit_loads_no_heavy_module() -> None:
+    loaded = _loaded_after("import surveykit")
+    assert "surveykit" in loaded
+    assert _heavy(loaded) == []
+    # Only the exception classes are loaded: not even pandas, httpx or pydantic.
+    assert [name for name in loaded if name.split(".")[0] in ("pandas", "httpx", "pydantic")] == []
+
+
+def test_the_core_names_load_no_server_parser_or_plot() -> None:
+    touch = "; ".join(f"sk.{name}" for name in CORE)
+    loaded = _loaded_after(f"import surveykit as sk; {touch}")
+    assert _heavy(loaded) == []
+
+
+def test_a_client_without_results_needs_no_pandas() -> None:
+    loaded = _loaded_after("import surveykit as sk; sk.Client('https://api.example.test', 't')")
+    assert "pandas" not in loaded and _heavy(loaded) == []
+
+
+@pytest.mark.parametrize(
+    ("name", "module"),
+    [("Sandbox", "starlette"), ("listen", "uvicorn"), ("Receiver", "starlette")],
+)
+def test_server_names_load_their_server_on_first_use(name: str, module: str) -> None:
+    before = _loaded_after("import surveykit as sk")
+    after = _loaded_after(f"import surveykit as sk; sk.{name}")
+    assert module not in before and module in after
+
+
+def test_command_line_help_loads_no_data_or_server_library() -> None:
+    loaded = _loaded_after(
+        "import contextlib, io, surveykit.cli as cli\n"
+        "with contextlib.redirect_stdout(io.StringIO()), contextlib.suppress(SystemExit):\n"
+        "    cli.main(['--help'])"
+    )
+    assert "surveykit.cli" in loaded
+    unwanted = {"pandas", "pyarrow", "numpy", "httpx", "pydantic", *HEAVY}
+    assert [name for name in loaded if name.split(".")[0] in unwanted] == []
+
+
+def test_lazy_names_are_the_objects_of_their_modules() -> None:
+    import surveykit.batch
+    import surveykit.callbacks
+    import surveykit.client
+    import surveykit.frames
+    import surveykit.results
+    import surveykit.sandbox
+
+    assert sk.Client is surveykit.client.Client
+    assert sk.Sandbox is surveykit.sandbox.Sandbox
+    assert sk.listen is surveykit.callbacks.listen
+    assert sk.Receiver is surveykit.callbacks.Receiver
+    assert sk.BatchInterrupted is surveykit.batch.BatchInterrupted
+    assert sk.read_results is surveykit.results.read_results
+    assert sk.ImportStoppedError is surveykit.frames.ImportStoppedError
+    assert set(sk.__all__) <= set(dir(sk))
+    with pytest.raises(AttributeError, match="no attribute 'nope'"):
+        sk.nope  # noqa: B018

@@ -1,11 +1,15 @@
-"""surveykit: the v3.2 messaging and survey platform from pandas and Jupyter."""
+"""surveykit: the v3.2 messaging and survey platform from pandas and Jupyter.
 
-from surveykit import analysis, models, weights
-from surveykit._sync_results import SyncReport, sync_results
-from surveykit.batch import BatchResult, lookup_frame, preview_batch, send_batch
-from surveykit.callbacks import Listener, Receiver, callback_signature, campaign_funnel, listen
-from surveykit.campaign import OptOutList, campaign_status, plan_reminders
-from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
+``import surveykit`` loads only the exception classes. Every other public name is imported
+from its module the first time it is used (PEP 562), so that a notebook or a command pays
+for the client, pandas, the servers (starlette, uvicorn), aiohttp, lxml, matplotlib or
+ipywidgets only when it touches what needs them. ``sk.Client``, ``sk.Sandbox``, ``sk.listen``
+... are the same objects as ``surveykit.client.Client`` and so on.
+"""
+
+import importlib as _importlib
+import typing as _typing
+
 from surveykit.errors import (
     APIConnectionError,
     APIStatusError,
@@ -25,33 +29,100 @@ from surveykit.errors import (
     ServerOutcomeUnknownError,
     SurveykitError,
     UnexpectedResponseError,
+    ValidationError,
 )
-from surveykit.frames import (
-    ImportPlan,
-    ImportStoppedError,
-    build_import_list,
-    import_frame,
-    join_import_results,
-    normalize_phone_number,
-    normalize_phone_numbers,
-)
-from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
-from surveykit.results import read_results, results_to_parquet, tidy_results, write_results
-from surveykit.sandbox import Sandbox
+
+if _typing.TYPE_CHECKING:
+    from surveykit import analysis, models, plots, weights, widgets
+    from surveykit._sync_results import SyncReport, sync_results
+    from surveykit.batch import (
+        BatchInterrupted,
+        BatchResult,
+        lookup_frame,
+        preview_batch,
+        send_batch,
+    )
+    from surveykit.callbacks import (
+        Listener,
+        Receiver,
+        callback_signature,
+        campaign_funnel,
+        listen,
+    )
+    from surveykit.campaign import OptOutList, campaign_status, plan_reminders
+    from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
+    from surveykit.frames import (
+        ImportPlan,
+        ImportStoppedError,
+        build_import_list,
+        import_frame,
+        join_import_results,
+        normalize_phone_number,
+        normalize_phone_numbers,
+    )
+    from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
+    from surveykit.results import read_results, results_to_parquet, tidy_results, write_results
+    from surveykit.sandbox import Sandbox
 
 __version__ = "0.1.0"
 
-_LAZY = ("plots", "widgets")  # matplotlib and ipywidgets are imported on first use
+_MODULES = ("analysis", "models", "plots", "weights", "widgets")
+"""Public submodules, imported on first use."""
+
+_LAZY: dict[str, str] = {
+    "AsyncClient": "surveykit.client",
+    "BasicTokenAuth": "surveykit.client",
+    "Client": "surveykit.client",
+    "RetryPolicy": "surveykit.client",
+    "SyncReport": "surveykit._sync_results",
+    "sync_results": "surveykit._sync_results",
+    "BatchInterrupted": "surveykit.batch",
+    "BatchResult": "surveykit.batch",
+    "lookup_frame": "surveykit.batch",
+    "preview_batch": "surveykit.batch",
+    "send_batch": "surveykit.batch",
+    "Listener": "surveykit.callbacks",
+    "Receiver": "surveykit.callbacks",
+    "callback_signature": "surveykit.callbacks",
+    "campaign_funnel": "surveykit.callbacks",
+    "listen": "surveykit.callbacks",
+    "ImportPlan": "surveykit.frames",
+    "ImportStoppedError": "surveykit.frames",
+    "build_import_list": "surveykit.frames",
+    "import_frame": "surveykit.frames",
+    "join_import_results": "surveykit.frames",
+    "normalize_phone_number": "surveykit.frames",
+    "normalize_phone_numbers": "surveykit.frames",
+    "read_results": "surveykit.results",
+    "results_to_parquet": "surveykit.results",
+    "tidy_results": "surveykit.results",
+    "write_results": "surveykit.results",
+    "Sandbox": "surveykit.sandbox",
+    "OptOutList": "surveykit.campaign",
+    "campaign_status": "surveykit.campaign",
+    "plan_reminders": "surveykit.campaign",
+    "Codebook": "surveykit.report",
+    "label": "surveykit.report",
+    "to_excel": "surveykit.report",
+    "to_spss": "surveykit.report",
+    "to_stata": "surveykit.report",
+}
+"""Each lazily loaded public name, and the module it is imported from."""
 
 
 def __getattr__(name: str) -> object:
-    if name in _LAZY:
-        import importlib
+    if name in _MODULES:
+        value: object = _importlib.import_module(f"surveykit.{name}")
+    elif name in _LAZY:
+        value = getattr(_importlib.import_module(_LAZY[name]), name)
+    else:
+        raise AttributeError(f"module 'surveykit' has no attribute {name!r}")
+    globals()[name] = value  # later uses find it without calling back here
+    return value
 
-        module = importlib.import_module(f"surveykit.{name}")
-        globals()[name] = module
-        return module
-    raise AttributeError(f"module 'surveykit' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
 
 
 __all__ = [
@@ -62,6 +133,7 @@ __all__ = [
     "AuthenticationError",
     "BadRequestError",
     "BasicTokenAuth",
+    "BatchInterrupted",
     "BatchResult",
     "Client",
     "Codebook",
@@ -86,6 +158,7 @@ __all__ = [
     "SurveykitError",
     "SyncReport",
     "UnexpectedResponseError",
+    "ValidationError",
     "__version__",
     "analysis",
     "build_import_list",

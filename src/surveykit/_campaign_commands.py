@@ -8,7 +8,15 @@ from typing import Annotated, Any
 
 import typer
 
-from surveykit._commands import BaseUrl, Token, _client, _fail, _read, _write
+from surveykit._cli_support import (
+    AllowInsecureHttp,
+    BaseUrl,
+    CommandError,
+    Token,
+    make_client,
+    read_table,
+    write_table,
+)
 
 OptOutsPath = Annotated[
     Path,
@@ -29,11 +37,11 @@ def _open(db: Path, region: str | None = None) -> Any:
     from surveykit.campaign import OptOutList
 
     if db.exists() and db.is_dir():
-        raise _fail(f"--db: {db} is a directory")
+        raise CommandError(f"--db: {db} is a directory")
     try:
         return OptOutList(db, region=region)
     except Exception as exc:  # sqlite3 errors on a file that is not a database
-        raise _fail(f"--db: cannot open {db} as an opt-out list ({exc})") from None
+        raise CommandError(f"--db: cannot open {db} as an opt-out list ({exc})") from None
 
 
 def _change(db: Path, numbers: list[str], reason: str | None, region: str | None, add: bool) -> int:
@@ -45,7 +53,7 @@ def _change(db: Path, numbers: list[str], reason: str | None, region: str | None
             optouts.add(numbers, reason=reason) if add else optouts.remove(numbers, reason=reason)
         )
     except OptOutError as exc:
-        raise _fail(str(exc)) from None
+        raise CommandError(str(exc)) from None
     finally:
         optouts.close()
 
@@ -83,14 +91,14 @@ def optouts_list(
 ) -> None:
     """Print the numbers on the opt-out list (number, reason, since, source)."""
     if not db.exists():
-        raise _fail(f"--db: no opt-out list {db}")
+        raise CommandError(f"--db: no opt-out list {db}")
     optouts = _open(db)
     try:
         frame = optouts.frame
     finally:
         optouts.close()
     if out is not None:
-        _write(frame, out)
+        write_table(frame, out)
         typer.echo(f"wrote {len(frame):,} numbers to {out}")
         return
     typer.echo(frame.to_string(index=False) if len(frame) else "the opt-out list is empty")
@@ -107,12 +115,14 @@ def optouts_import(
     db: OptOutsPath = Path("optouts.sqlite"),
 ) -> None:
     """Add every number of a file's column to the opt-out list (all or nothing)."""
-    frame = _read(file)
+    frame = read_table(file)
     if not len(frame.columns):
-        raise _fail(f"{file}: no columns")
+        raise CommandError(f"{file}: no columns")
     name = column if column is not None else str(frame.columns[0])
     if name not in frame.columns:
-        raise _fail(f"--column: no column {name!r} in {file}; columns are {list(frame.columns)}")
+        raise CommandError(
+            f"--column: no column {name!r} in {file}; columns are {list(frame.columns)}"
+        )
     values = frame[name].dropna()
     changed = _change(
         db, values.astype(str).tolist(), reason or f"imported from {file.name}", region, add=True
@@ -155,6 +165,7 @@ def remind(
     ] = None,
     base_url: BaseUrl = None,
     token: Token = None,
+    allow_insecure_http: AllowInsecureHttp = False,
 ) -> None:
     """Remind the respondents of earlier waves who have not answered (one wave, journaled)."""
     import surveykit as sk
@@ -165,11 +176,13 @@ def remind(
         )
     for path in [*journal, *([events] if events else [])]:
         if not path.is_file():
-            raise _fail(f"no file {path}")
+            raise CommandError(f"no file {path}")
     target = wave_journal or _next_journal(journal)
     if target.resolve() in {p.resolve() for p in journal}:
-        raise _fail(f"--wave-journal: {target} is one of the --journal files; give a new file")
-    client = _client(base_url, token)
+        raise CommandError(
+            f"--wave-journal: {target} is one of the --journal files; give a new file"
+        )
+    client = make_client(base_url, token, allow_insecure_http=allow_insecure_http, writes=True)
     try:
         results = client.surveys.results(survey)
         status = sk.campaign_status(results, sends=list(journal), events=events, opt_outs=optouts)
@@ -195,9 +208,9 @@ def remind(
             progress=False,
         )
     except (ValueError, TypeError, OSError, sk.SurveykitError) as exc:
-        raise _fail(str(exc)) from None
+        raise CommandError(str(exc)) from None
     written = out or target.with_suffix(".sent.csv")
-    _write(result.frame, written, index=True)
+    write_table(result.frame, written)
     typer.echo(repr(result))
     typer.echo(f"journal {target}; wrote the outcome of {len(result.frame):,} rows to {written}")
 

@@ -37,7 +37,7 @@ class DualFunction(Generic[P, T]):
 
 
 def returns(
-    result: type[T] | Any,
+    result: type[T],
 ) -> Callable[[Callable[Concatenate[Any, P], Any]], DualFunction[P, T]]:
     """Declare what a client function returns (see the module docstring)."""
 

@@ -13,7 +13,13 @@ from typing import Annotated, Any
 
 import typer
 
-from surveykit._commands import BaseUrl, Token, _client, _fail
+from surveykit._cli_support import (
+    AllowInsecureHttp,
+    BaseUrl,
+    CommandError,
+    Token,
+    make_client,
+)
 
 
 def read_targets(path: Path) -> dict[str, dict[str, float]]:
@@ -132,6 +138,7 @@ def report(
     ci: Annotated[float, typer.Option(help="Confidence level of every interval.")] = 0.95,
     base_url: BaseUrl = None,
     token: Token = None,
+    allow_insecure_http: AllowInsecureHttp = False,
 ) -> None:
     """Estimate every question of a survey, with intervals, weights and significance."""
     import surveykit as sk
@@ -160,8 +167,8 @@ def report(
         try:
             questions = sk.Codebook.read(codebook)
         except (sk.SurveykitError, ValueError, OSError) as exc:
-            raise _fail(f"--codebook {codebook}: {exc}") from None
-    client = _client(base_url, token)
+            raise CommandError(f"--codebook {codebook}: {exc}") from None
+    client = make_client(base_url, token, allow_insecure_http=allow_insecure_http)
     try:
         frame = client.surveys.results(survey)
         if questions is None and client.embedded is not None:
@@ -175,9 +182,9 @@ def report(
         if stata is not None:
             sk.to_stata(result.labelled, stata, codebook=result.codebook)
     except (sk.SurveykitError, KeyError) as exc:
-        raise _fail(str(exc)) from None
+        raise CommandError(str(exc)) from None
     except OSError as exc:
-        raise _fail(f"cannot write: {exc}") from None
+        raise CommandError(f"cannot write: {exc}") from None
     weighted = ""
     if result.weights is not None:
         summary = sk.weights.summary(result.weights)

@@ -1,23 +1,119 @@
 """The ``surveykit`` command line.
 
-One typer app; each group of commands is a sub-app registered here (``sandbox`` now;
-``results``, ``import``, ``send``, ``lookup``, ``shorten``, ``keywords``, ``webhooks`` and
-``listen`` are added as their own functions or sub-apps the same way).
+One typer app; each group of commands is a sub-app or a function registered here
+(``sandbox serve`` below; ``results``, ``import`` and ``send`` from ``_commands``; ``lookup``,
+``shorten``, ``keywords``, ``webhooks`` and ``listen`` from ``_commands_account``).
+
+No mistake of the person at the keyboard ends in a traceback: a usage problem (an option it
+cannot take) prints one line and exits with 2; a configuration, input, output or platform
+problem prints one line and exits with 1 (:class:`_Commands` turns the errors into lines).
+Nothing heavy is imported before a command runs, so ``surveykit --help`` is quick.
 """
 
 from __future__ import annotations
 
 import sys
+from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
 from typing import Annotated, Any, Final
 
 import typer
+from typer.core import TyperGroup
+
+from surveykit._cli_support import (
+    SANDBOX_NOTES,
+    CommandError,
+    check_sqlite_file,
+    describe_error,
+    exit_code_of,
+)
+from surveykit.errors import SurveykitError
+
+
+def _click_exceptions() -> ModuleType:
+    # typer 0.2x carries its own copy of click; earlier versions use click itself.
+    import importlib
+    import importlib.util
+
+    vendored = importlib.util.find_spec("typer._click") is not None
+    return importlib.import_module("typer._click.exceptions" if vendored else "click.exceptions")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
+
+
+class _Commands(TyperGroup):
+    """The ``surveykit`` group: every problem a person can cause is one line, not a traceback."""
+
+    def main(
+        self,
+        args: Sequence[str] | None = None,
+        prog_name: str | None = None,
+        complete_var: str | None = None,
+        standalone_mode: bool = True,
+        windows_expand_args: bool = True,
+        **extra: Any,
+    ) -> Any:
+        """Run the command; print a problem as one line on stderr and exit with its status."""
+        SANDBOX_NOTES.clear()
+        try:
+            code = super().main(
+                args,
+                prog_name,
+                complete_var,
+                standalone_mode=False,
+                windows_expand_args=windows_expand_args,
+                **extra,
+            )
+        except Exception as exc:
+            code = _report(exc)
+        else:
+            for note in SANDBOX_NOTES:
+                typer.echo(note, err=True)
+        if not standalone_mode:
+            return code
+        sys.exit(code if isinstance(code, int) else 0)
+
+
+def _report(exc: Exception) -> int:
+    """Print ``exc`` as one line on stderr and return the exit status; re-raise a bug."""
+    click = _click_exceptions()
+    no_args = getattr(click, "NoArgsIsHelpError", ())
+    if no_args and isinstance(exc, no_args):
+        help_text = exc.format_message()  # click renders the help (typer's rich one prints it)
+        if help_text.strip():
+            typer.echo(help_text)
+        return int(exc.exit_code)
+    if isinstance(exc, click.UsageError):
+        where = exc.ctx.command_path if exc.ctx is not None else "surveykit"
+        message = _one_line(exc.format_message()).rstrip(".")
+        typer.echo(f"{where}: {message} (see '{where} --help')", err=True)
+        return int(exc.exit_code)
+    if isinstance(exc, click.ClickException):
+        typer.echo(f"surveykit: {_one_line(exc.format_message())}", err=True)
+        return int(exc.exit_code)
+    if isinstance(exc, typer.Abort):
+        typer.echo("surveykit: aborted", err=True)
+        return 1
+    if isinstance(exc, SurveykitError):
+        where = " (on the embedded sandbox)" if SANDBOX_NOTES else ""
+        typer.echo(f"surveykit: {_one_line(describe_error(exc))}{where}", err=True)
+        return exit_code_of(exc)
+    if isinstance(exc, OSError):
+        where = f"{exc.filename}: " if exc.filename else ""
+        typer.echo(f"surveykit: {where}{exc.strerror or _one_line(str(exc))}", err=True)
+        return 1
+    raise exc
+
 
 app = typer.Typer(
     name="surveykit",
     help="Survey results, imports, messaging and the embedded sandbox of the v3.2 platform.",
     no_args_is_help=True,
     add_completion=False,
+    cls=_Commands,
 )
 
 sandbox_app = typer.Typer(
@@ -57,7 +153,7 @@ def _from_environment(context: typer.Context, parameter: str) -> bool:
 
 def _callback_problems(exc: ValueError) -> list[str]:
     """The sandbox's refusal of callback settings, one line per option named."""
-    from surveykit.sandbox._state import errors_of
+    from surveykit.sandbox._errors import errors_of
 
     lines = []
     for field, messages in errors_of(exc).items():
@@ -75,28 +171,41 @@ def _callback_problems(exc: ValueError) -> list[str]:
 @sandbox_app.command("serve")
 def sandbox_serve(
     context: typer.Context,
-    host: Annotated[str, typer.Option(help="Address to bind; loopback unless told.")] = (
-        "127.0.0.1"
-    ),
-    port: Annotated[int, typer.Option(help="Port; 0 picks a free one.")] = DEFAULT_PORT,
+    host: Annotated[
+        str, typer.Option(metavar="ADDRESS", help="Address to bind; loopback unless told.")
+    ] = "127.0.0.1",
+    port: Annotated[
+        int, typer.Option(metavar="PORT", help="Port; 0 picks a free one.")
+    ] = DEFAULT_PORT,
     db: Annotated[
-        Path | None, typer.Option(help="SQLite file that keeps the state across restarts.")
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="SQLite file that keeps the state across restarts; its folder must exist.",
+        ),
     ] = None,
-    seed: Annotated[int, typer.Option(help="Seed of tokens, MessageIDs and generated data.")] = 0,
+    seed: Annotated[
+        int, typer.Option(metavar="N", help="Seed of tokens, MessageIDs and generated data.")
+    ] = 0,
     no_sample_data: Annotated[
         bool, typer.Option("--no-sample-data", help="Start without the sample surveys.")
     ] = False,
-    log_level: Annotated[str, typer.Option(help="uvicorn's log level.")] = "warning",
+    log_level: Annotated[
+        str, typer.Option(metavar="LEVEL", help="uvicorn's log level.")
+    ] = "warning",
     callback_url: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="URL",
             help="Account callback URL events are delivered to; repeat the option "
             "for fallback URLs, tried in order."
         ),
     ] = None,
     callback_method: Annotated[
         str | None,
-        typer.Option(help="POST (JSON body, the default) or GET (query string)."),
+        typer.Option(
+            metavar="METHOD", help="POST (JSON body, the default) or GET (query string)."
+        ),
     ] = None,
     callback_timeout: Annotated[
         int | None,
@@ -114,11 +223,12 @@ def sandbox_serve(
     ] = None,
     callback_retries: Annotated[
         int | None,
-        typer.Option(help="Attempts per URL; 0 counts as 1 (Retries; default 3)."),
+        typer.Option(metavar="N", help="Attempts per URL; 0 counts as 1 (Retries; default 3)."),
     ] = None,
     callback_action: Annotated[
         list[str] | None,
         typer.Option(
+            metavar="ACTION",
             help="Failure alert when every attempt failed: Email or Sms (Action); repeat "
             "the option or give Email,Sms for both (default: no alert)."
         ),
@@ -127,6 +237,7 @@ def sandbox_serve(
         str | None,
         typer.Option(
             envvar="SURVEYKIT_CALLBACK_SECRET",
+            metavar="SECRET",
             help="Sign every callback with this shared secret (X-Surveykit-Signature), as "
             "'surveykit listen --secret' verifies; read from the environment when not given.",
             show_default=False,
@@ -154,6 +265,8 @@ def sandbox_serve(
     except ValueError as exc:
         typer.echo(f"surveykit: --generate: {exc}", err=True)
         raise typer.Exit(code=2) from None
+    if db is not None:
+        check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
     import uvicorn
 
     from surveykit._net import bind, url_of
@@ -191,9 +304,7 @@ def sandbox_serve(
         except ValueError as exc:
             sock.close()
             sandbox.close()
-            for line in _callback_problems(exc):
-                typer.echo(f"surveykit: {line}", err=True)
-            raise typer.Exit(code=2) from None
+            raise CommandError("; ".join(_callback_problems(exc)), code=2) from None
     if host not in ("127.0.0.1", "::1", "localhost"):
         typer.echo(
             f"surveykit: warning: serving on {host}, reachable from other machines", err=True
@@ -237,9 +348,9 @@ def _register_commands() -> None:
 _register_commands()
 
 
-def main() -> None:
-    """Entry point of the ``surveykit`` console script."""
-    app()
+def main(args: Sequence[str] | None = None) -> None:
+    """Entry point of the ``surveykit`` console script (``args``: the command line's)."""
+    app(args, prog_name="surveykit")
 
 
 if __name__ == "__main__":

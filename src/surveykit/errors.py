@@ -1,10 +1,22 @@
 """The exceptions surveykit raises.
 
-Everything derives from :class:`SurveykitError`::
+Everything derives from :class:`SurveykitError`, so ``except sk.SurveykitError`` catches every
+error of surveykit's own; the errors about bad input are also :class:`ValueError`::
 
     SurveykitError
-    ├── ConfigurationError          bad settings (insecure URL with a token, ...)
+    ├── ValidationError             arguments refused before anything was sent (also a
+    │                               ValueError): one sentence per field, the field, the
+    │                               value's problem and the expected form
+    ├── ConfigurationError          bad settings (a base URL without a scheme, a token over
+    │                               plain http to another machine, ...) (also a ValueError)
     ├── ColumnMappingError          DataFrame columns that cannot be mapped to import fields
+    │                               (also a ValueError)
+    ├── TemplateError               a message template that cannot be used (also a ValueError;
+    │                               defined in surveykit.batch)
+    ├── JournalMismatchError        a batch journal written by another batch (also a
+    │                               ValueError; defined in surveykit.batch)
+    ├── StoreClosedError            an event store used after it was closed (also a
+    │                               RuntimeError; defined in surveykit.callbacks)
     ├── APIConnectionError          the request provably never reached the server
     ├── APITimeoutError             a read-only request timed out (after its retries)
     ├── OutcomeUnknownError         a send may or may not have reached the server
@@ -20,10 +32,19 @@ Everything derives from :class:`SurveykitError`::
     │   │   └── ServerOutcomeUnknownError   500, 502, 504 to a send (also an OutcomeUnknownError)
     │   └── UnexpectedResponseError     a success status with a body that cannot be read
     ├── ResultsParseError           results that cannot be read (format, record, byte offset)
+    │                               (also a ValueError)
     ├── AnalysisInputError          data an estimate cannot use (names the column, row, value)
     └── ImportStoppedError          import_frame stopped at a 404 (defined in surveykit.frames):
                                     .result has every row, .cause is the NotFoundError; it is
                                     not a NotFoundError, so catch it by name
+
+One exception stands outside the tree on purpose::
+
+    KeyboardInterrupt
+    └── BatchInterrupted            a batch stopped by Ctrl-C or a kernel interrupt
+                                    (defined in surveykit.batch): .result has every row so
+                                    far. Were it a SurveykitError it would be an Exception,
+                                    and ``except Exception`` would swallow the interrupt
 
 A 500, 502 or 504 in answer to a send (message, email, import, keyword, short link) may come
 after the platform acted on it, so its :class:`ServerOutcomeUnknownError` is both a
@@ -31,12 +52,16 @@ after the platform acted on it, so its :class:`ServerOutcomeUnknownError` is bot
 retried; check before resending). A 503 means the platform did not take the request
 (RFC 9110: "currently unable to handle the request"): a plain :class:`ServerError`.
 
+A :class:`ValidationError` keeps the error it was made from (pydantic's, for the models'
+rules) as ``__cause__``; its own message names no library.
+
 Error messages never contain the access token: requests are described by method and URL
 only, never by their headers.
 """
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -64,6 +89,7 @@ __all__ = [
     "ServerOutcomeUnknownError",
     "SurveykitError",
     "UnexpectedResponseError",
+    "ValidationError",
 ]
 
 
@@ -73,6 +99,33 @@ class SurveykitError(Exception):
 
 class ConfigurationError(SurveykitError, ValueError):
     """The client was configured in a way that is unsafe or incomplete."""
+
+
+class ValidationError(SurveykitError, ValueError):
+    """Arguments refused before anything was sent: one sentence per field.
+
+    Each sentence names the field, what is wrong with the value, and the form expected,
+    for example ``destination: '+447911123456' is not in the expected form; expected E.164
+    digits without '+' or leading zeros (for example 447911123456).``
+
+    Attributes:
+        problems: ``(field, sentence)`` pairs in the order they were found; the message is
+            the sentences joined by spaces.
+    """
+
+    problems: tuple[tuple[str, str], ...]
+
+    def __init__(self, problems: Sequence[tuple[str, str]] | str) -> None:
+        if isinstance(problems, str):
+            field, _, _ = problems.partition(":")
+            problems = [(field.strip() if _ else "", problems)]
+        self.problems = tuple(problems)
+        super().__init__(" ".join(sentence for _, sentence in self.problems))
+
+    @property
+    def fields(self) -> list[str]:
+        """The fields named, in order, each once."""
+        return list(dict.fromkeys(field for field, _ in self.problems))
 
 
 class ColumnMappingError(SurveykitError, ValueError):

@@ -10,7 +10,7 @@ from surveykit.batch._batch import (
 from surveykit.batch._journal import Journal, JournalMismatchError
 from surveykit.batch._lock import JournalLockedError
 from surveykit.batch._lookup import lookup_frame
-from surveykit.batch._plan import OUTCOMES
+from surveykit.batch._plan import OUTCOMES, Skip, WindowLike, Windows
 from surveykit.batch._segments import Segments, count_segments
 from surveykit.batch._template import Template, TemplateError
 from surveykit.batch._windows import next_allowed, parse_window
@@ -24,8 +24,11 @@ __all__ = [
     "JournalLockedError",
     "JournalMismatchError",
     "Segments",
+    "Skip",
     "Template",
     "TemplateError",
+    "WindowLike",
+    "Windows",
     "count_segments",
     "lookup_frame",
     "next_allowed",

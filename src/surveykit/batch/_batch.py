@@ -21,6 +21,8 @@ from surveykit.batch._plan import (
     OUTCOMES,
     BatchSpec,
     RowPlan,
+    Skip,
+    Windows,
     make_spec,
     plan_rows,
     skip_mask,
@@ -83,12 +85,19 @@ class BatchResult:
         frame: indexed like the input DataFrame; columns destination, text, segments,
             outcome, message_id, status, carrier, reachable, number_type, error, attempts,
             time.
-        sent_now: how many requests this run sent (resumed rows are not counted).
+        sent_now: how many rows this run got sent: the platform accepted them (outcome
+            ``sent``). Rows resumed from a journal are not counted, nor a request the
+            platform refused (``blocked``, ``landline``, ``rejected``, ``failed``) or whose
+            outcome is ``unknown``.
+        journal: the journal's path, if the batch kept one.
+        requested_now: how many rows this run sent a request for, whatever the answer:
+            ``sent_now`` plus the refused, failed, unknown and tested ones.
     """
 
     frame: pd.DataFrame
     sent_now: int = 0
     journal: str | None = None
+    requested_now: int = 0
 
     @property
     def summary(self) -> pd.Series:
@@ -102,14 +111,18 @@ class BatchResult:
 
     def __repr__(self) -> str:
         parts = ", ".join(f"{name}={count}" for name, count in self.summary.items())
-        return f"BatchResult(rows={len(self.frame)}, {parts}, sent_now={self.sent_now})"
+        return (
+            f"BatchResult(rows={len(self.frame)}, {parts}, sent_now={self.sent_now}, "
+            f"requested_now={self.requested_now})"
+        )
 
     def _repr_html_(self) -> str:
         rows = "".join(
             f"<tr><td>{html.escape(str(k))}</td><td>{v}</td></tr>" for k, v in self.summary.items()
         )
         return (
-            f"<div><b>Batch</b>: {len(self.frame)} rows, {self.sent_now} sent by this run"
+            f"<div><b>Batch</b>: {len(self.frame)} rows, {self.sent_now} sent by this run "
+            f"({self.requested_now} requests)"
             f"<table><tr><th>outcome</th><th>rows</th></tr>{rows}</table>"
             f"{self.frame.head(10).to_html()}</div>"
         )
@@ -164,7 +177,7 @@ class _Batch:
         journal_timeout: float | None = 0.0,
         only: str | None,
         resend_unknown: bool,
-        skip: Any,
+        skip: Skip | None,
         lookups: pd.DataFrame | None,
         rate: float | None,
         concurrency: int,
@@ -201,6 +214,7 @@ class _Batch:
         self.start = start
         self.opted_out = opted_out
         self.sent_now = 0
+        self.requested_now = 0
         self.bar: Any = None
         self.counts: Counter[str] = Counter()
         # Rows decided without a request tick from the thread taking the next row, sent rows
@@ -335,7 +349,10 @@ class _Batch:
             attempts=result.attempts,
             time=datetime.now(UTC).isoformat(timespec="milliseconds"),
         )
-        self.sent_now += int(result.sent_now)
+        if result.sent_now:  # an opted-out row made no request
+            self.requested_now += 1
+            if result.outcome == "sent":
+                self.sent_now += 1
         self._tick(result.outcome)
 
     def _tick(self, outcome: str) -> None:
@@ -394,7 +411,12 @@ class _Batch:
         frame["reachable"] = frame["reachable"].astype("boolean")
         frame["time"] = pd.to_datetime(frame["time"], utc=True, format="ISO8601")
         frame["outcome"] = pd.Categorical(frame["outcome"], categories=list(OUTCOMES))
-        return BatchResult(frame, self.sent_now, self.journal.path if self.journal else None)
+        return BatchResult(
+            frame,
+            self.sent_now,
+            self.journal.path if self.journal else None,
+            self.requested_now,
+        )
 
     def close(self) -> None:
         if self.bar is not None:
@@ -441,7 +463,7 @@ def send_batch(
     destination: str | None = None,
     channel: Literal["sms", "whatsapp", "facebook", "whatsapp_template", "email"] = "sms",
     reply: bool = False,
-    windows: Any = None,
+    windows: Windows | None = None,
     lookup: bool = False,
     test: bool = False,
     when: datetime | None = None,
@@ -455,7 +477,7 @@ def send_batch(
     callback: CallbackSettings | Mapping[str, Any] | None = None,
     links: str | None = None,
     reuse_links: bool | None = None,
-    skip: Any = None,
+    skip: Skip | None = None,
     lookups: pd.DataFrame | None = None,
     only: Literal["failed"] | None = None,
     resend_unknown: bool = False,
@@ -481,13 +503,17 @@ def send_batch(
             address column, default ``emailAddress``).
         channel: ``sms``, ``whatsapp``, ``facebook``, ``whatsapp_template`` or ``email``.
         reply: whether recipients can reply (needs a number or short code as source).
+            ``reply``, ``timeout``, ``survey_id`` and ``on_behalf`` are refused, by name,
+            for email; ``metadata`` and ``callback`` for the other channels.
         lookup: look each destination up before sending (landlines are not sent).
         test: test routing only; nothing is sent (outcome ``tested``).
         when: send later (timezone-aware).
         timeout: minutes the platform keeps each message open for a reply.
         survey_id: the survey the messages belong to.
         on_behalf: the account or organisation sending, where configured.
-        windows: Window objects, dicts, or shorthand such as ``"Mon-Fri 09:00-18:00"``.
+        windows: Window objects, dicts, or shorthand such as ``"Mon-Fri 09:00-18:00"``. An
+            email request has no windows: each email row's When is set to the first moment
+            inside one instead.
         to: email recipient template (defaults to the address column).
         subject: email subject template.
         content: email HTML content template (defaults to ``message``).
@@ -580,7 +606,7 @@ def preview_batch(
     destination: str | None = None,
     channel: Literal["sms", "whatsapp", "facebook", "whatsapp_template", "email"] = "sms",
     reply: bool = False,
-    windows: Any = None,
+    windows: Windows | None = None,
     when: datetime | None = None,
     start: datetime | None = None,
     rate: float | None = None,
@@ -590,7 +616,7 @@ def preview_batch(
     metadata: Sequence[str] | Mapping[str, Any] | None = None,
     links: str | None = None,
     link_placeholder: str = "https://sho.rt/AbCd123",
-    skip: Any = None,
+    skip: Skip | None = None,
     lookups: pd.DataFrame | None = None,
     timeout: int | None = None,
     survey_id: int | None = None,

@@ -24,6 +24,7 @@ from os import PathLike
 from typing import Any
 
 from surveykit.batch._lock import JournalLock
+from surveykit.errors import SurveykitError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,7 +51,7 @@ DONE = "done"
 PENDING = "pending"
 
 
-class JournalMismatchError(ValueError):
+class JournalMismatchError(SurveykitError, ValueError):
     """The journal file was written by a different batch (other template, source, ...)."""
 
 

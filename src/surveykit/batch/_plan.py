@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal
+from typing import Any, Literal, TypeAlias
 
 import pandas as pd
 from pydantic import ValidationError
 
+from surveykit._validation import explain
 from surveykit.batch._segments import count_segments
 from surveykit.batch._template import Template
 from surveykit.batch._windows import next_allowed, windows_from
@@ -46,6 +47,16 @@ problem such as 401/403, a send the platform tried and failed)."""
 
 LINK_FIELD = "link"
 _SKIP_REASONS = {"landline", "unreachable", "voip", "mobile", "unknown"}
+
+
+WindowLike: TypeAlias = str | Window | Mapping[str, Any]
+"""One sending window: ``"Mon-Fri 09:00-18:00"``, a :class:`~surveykit.models.Window`, or
+a dict of its fields."""
+Windows: TypeAlias = WindowLike | Sequence[WindowLike]
+"""The ``windows=`` of a batch: one window or a list of them."""
+Skip: TypeAlias = "pd.Series[Any] | str | Collection[str]"
+"""The ``skip=`` of a batch: a boolean Series aligned to the rows, or reasons checked
+against lookups (``"landline"``, ``{"landline", "unreachable"}``)."""
 
 
 @dataclass(frozen=True)
@@ -117,7 +128,7 @@ def make_spec(
     destination: str | None,
     channel: str,
     reply: bool,
-    windows: Any,
+    windows: Windows | None,
     lookup: bool,
     test: bool,
     when: datetime | None,
@@ -158,6 +169,19 @@ def make_spec(
         else callback
     )
     if key == "email":
+        # The SendEmail request has none of these: refused by name, never silently dropped.
+        refused = {
+            "reply": reply or None,
+            "timeout": timeout,
+            "survey_id": survey_id,
+            "on_behalf": on_behalf,
+        }
+        given = [name for name, value in refused.items() if value is not None]
+        if given:
+            raise ValueError(
+                f"{', '.join(given)}: not for channel='email' (an email request has no "
+                f"{'such field' if len(given) == 1 else 'such fields'})"
+            )
         dest = destination or "emailAddress"
         to_tpl = Template.parse(to if to is not None else "{" + dest + "}", name="to")
         subject_tpl = Template.parse(subject or "", name="subject") if subject else None
@@ -182,8 +206,8 @@ def make_spec(
             source=str(source),
             destination=dest,
             reply=False,
-            windows=None,
-            lookup=False,
+            windows=parsed_windows,  # applied through each row's When (_plan_rows)
+            lookup=lookup,
             test=test,
             when=when,
             timeout=None,
@@ -199,7 +223,13 @@ def make_spec(
         )
     if message is None:
         raise ValueError("message: a message template is needed")
-    for name, value in (("to", to), ("subject", subject), ("content", content)):
+    for name, value in (
+        ("to", to),
+        ("subject", subject),
+        ("content", content),
+        ("metadata", metadata),
+        ("callback", callback),
+    ):
         if value is not None:
             raise ValueError(f"{name}: only for channel='email'")
     dest = destination or "mobileNumber"
@@ -260,16 +290,12 @@ def _destination_text(value: Any) -> str | None:
 
 
 def _validation_reason(exc: ValidationError) -> str:
-    parts = []
-    for error in exc.errors():
-        where = ".".join(str(p) for p in error["loc"])
-        message = str(error["msg"]).removeprefix("Value error, ")
-        parts.append(f"{where}: {message}" if where else message)
-    return "; ".join(parts)
+    # The same sentences the client's own argument checks give: field, problem, form.
+    return str(explain(exc))
 
 
 def skip_mask(
-    df: pd.DataFrame, skip: Any, lookups: pd.DataFrame | None
+    df: pd.DataFrame, skip: Skip | None, lookups: pd.DataFrame | None
 ) -> tuple[pd.Series, pd.Series]:
     """Rows to leave out, and why: a boolean mask, or reasons checked against lookups.
 
@@ -372,6 +398,9 @@ def plan_rows(
             plan.send_at = next_allowed(spec.windows, submit)
             if plan.send_at is None:
                 plan.outcome, plan.error = "rejected", "no sending window ever opens"
+            elif spec.is_email and plan.send_at != submit and plan.request is not None:
+                # An email request has no Window: the platform is told When instead.
+                plan.request.when = plan.send_at
         if plan.outcome is not None:
             plan.request = None  # decided without sending: nothing may go out for it
         yield plan
@@ -440,6 +469,7 @@ def _plan_email(plan: RowPlan, spec: BatchSpec, values: dict[str, Any]) -> None:
         content=plan.text,
         when=spec.when,
         test=spec.test or None,
+        lookup=spec.lookup or None,
         metadata=metadata or None,
         callback=spec.callback,
     )

@@ -9,8 +9,10 @@ from typing import Any
 
 import pandas as pd
 
+from surveykit.errors import SurveykitError
 
-class TemplateError(ValueError):
+
+class TemplateError(SurveykitError, ValueError):
     """A template that cannot be used (bad syntax, or a field that no column provides)."""
 
 

@@ -10,6 +10,9 @@
 The wire contract (status codes, reply body, signature, dedupe) is in ``docs/callbacks.md``.
 """
 
+import importlib as _importlib
+import typing as _typing
+
 from surveykit.callbacks._funnel import (
     DEFAULT_DELIVERED_STATUSES,
     DEFAULT_NOT_SENT_STATUSES,
@@ -17,17 +20,6 @@ from surveykit.callbacks._funnel import (
     campaign_funnel,
 )
 from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
-from surveykit.callbacks._listener import Listener, listen, run_listener_cli
-from surveykit.callbacks._receiver import (
-    DEFAULT_BODY_TIMEOUT,
-    DEFAULT_HANDLER_TIMEOUT,
-    DEFAULT_MAX_BODY,
-    DEFAULT_PATH,
-    Handler,
-    Receiver,
-    Reply,
-    build_reply,
-)
 from surveykit.callbacks._store import (
     EVENT_COLUMNS,
     EventStore,
@@ -41,6 +33,47 @@ from surveykit.callbacks._verify import (
     DEFAULT_SIGNATURE_HEADER,
     callback_signature,
 )
+
+if _typing.TYPE_CHECKING:
+    from surveykit.callbacks._listener import Listener, listen, run_listener_cli
+    from surveykit.callbacks._receiver import (
+        DEFAULT_BODY_TIMEOUT,
+        DEFAULT_HANDLER_TIMEOUT,
+        DEFAULT_MAX_BODY,
+        DEFAULT_PATH,
+        Handler,
+        Receiver,
+        Reply,
+        build_reply,
+    )
+
+# The server side (starlette, uvicorn) is imported on first use of one of these names.
+_LAZY = {
+    "Listener": "surveykit.callbacks._listener",
+    "listen": "surveykit.callbacks._listener",
+    "run_listener_cli": "surveykit.callbacks._listener",
+    "DEFAULT_BODY_TIMEOUT": "surveykit.callbacks._receiver",
+    "DEFAULT_HANDLER_TIMEOUT": "surveykit.callbacks._receiver",
+    "DEFAULT_MAX_BODY": "surveykit.callbacks._receiver",
+    "DEFAULT_PATH": "surveykit.callbacks._receiver",
+    "Handler": "surveykit.callbacks._receiver",
+    "Receiver": "surveykit.callbacks._receiver",
+    "Reply": "surveykit.callbacks._receiver",
+    "build_reply": "surveykit.callbacks._receiver",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module 'surveykit.callbacks' has no attribute {name!r}")
+    value: object = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "DEFAULT_BODY_TIMEOUT",

@@ -27,6 +27,7 @@ from typing import Any, Final, Literal, TypeVar
 
 import pandas as pd
 
+from surveykit.errors import SurveykitError
 from surveykit.models import RESPONSE_TYPES, CallbackPayload
 from surveykit.models.callbacks import is_placeholder_id
 
@@ -237,7 +238,7 @@ def _row(payload: CallbackPayload, method: str, reply_state: ReplyState) -> dict
     }
 
 
-class StoreClosedError(RuntimeError):
+class StoreClosedError(SurveykitError, RuntimeError):
     """The event store was closed; nothing more can be written to it."""
 
 

@@ -10,7 +10,6 @@ from typing import Any, Self, TypeVar
 import anyio
 import httpx
 
-from surveykit.client._aiohttp import AiohttpTransport
 from surveykit.client._base import APIRequest, Async, Sleep, logger
 from surveykit.client._resources import ResourceGroups
 from surveykit.client._retry import RetryPolicy
@@ -55,6 +54,9 @@ class AsyncClient(ResourceGroups[Async]):
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)
         elif transport is None:
+            # aiohttp is imported here, not with surveykit: a notebook may never use it.
+            from surveykit.client._aiohttp import AiohttpTransport
+
             transport = AiohttpTransport(self._limits)
         self._http = self._lighten(httpx.AsyncClient(transport=transport, **self._client_options()))
 

@@ -28,6 +28,7 @@ import httpx
 from pydantic import BaseModel
 
 from surveykit._redact import scrub_error
+from surveykit._validation import validate
 from surveykit.client._auth import BasicTokenAuth
 from surveykit.client._config import (
     DEFAULT_LIMITS,
@@ -212,15 +213,16 @@ def model_from(
 ) -> ModelT:
     """Build a request model from a model instance or dict and/or keyword fields.
 
-    Keyword fields left as None are not given; given ones override the instance's.
+    Keyword fields left as None are not given; given ones override the instance's. Values
+    the model refuses raise :class:`~surveykit.ValidationError`, one sentence per field.
     """
     values = {key: value for key, value in fields.items() if value is not None}
     if given is None:
-        return cls.model_validate(values)
+        return validate(cls, values)
     if isinstance(given, cls) and not values:
         return given
     base = given.model_dump(exclude_unset=True) if isinstance(given, BaseModel) else dict(given)
-    return cls.model_validate({**base, **values})
+    return validate(cls, {**base, **values})
 
 
 def read_json(response: httpx.Response) -> Any:

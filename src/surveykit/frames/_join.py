@@ -71,7 +71,8 @@ def join_import_results(
     ``when``, ``reason`` (why a row was rejected), and, from ``plan.rejected`` for rejected
     rows (missing elsewhere): ``column`` (the DataFrame column at fault, as text),
     ``value`` (the value as given, as text) and ``duplicate_of`` (for a duplicate, the index
-    label of the first row with that number).
+    label of the first row with that number; nullable integers, ``Int64``, when the index is
+    made of integers).
 
     Raises:
         ValueError: more results than records, or ``df_index`` is not the index the plan
@@ -114,6 +115,13 @@ def join_import_results(
             "reason": pd.Series(reason, dtype="str"),
             "column": pd.Series(column, dtype="str"),
             "value": pd.Series(value, dtype="str"),
-            "duplicate_of": pd.Series(duplicate_of, dtype=object),
+            "duplicate_of": label_series(duplicate_of, index),
         }
     ).set_axis(index)
+
+
+def label_series(labels: np.ndarray[Any, Any], index: pd.Index) -> pd.Series:
+    """Index labels (or None) as a column: nullable integers when the index is integer."""
+    if pd.api.types.is_integer_dtype(index.dtype):
+        return pd.Series(pd.array(labels, dtype="Int64"))
+    return pd.Series(labels, dtype=object)

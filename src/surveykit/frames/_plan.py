@@ -14,6 +14,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from surveykit.frames._join import label_series
 from surveykit.frames._mapping import ColumnMappingError, resolve_mapping
 from surveykit.frames._phone import _check_region, _normalize_column, _Phones
 from surveykit.frames._values import (
@@ -404,7 +405,7 @@ def build_import_list(
             "column": pd.Series(rej.column_at(rej_pos), dtype=object),
             "value": pd.Series(rej.values_at(df, rej_pos), dtype=object),
             "reason": pd.Series(rej.reason[rej_pos], dtype="str"),
-            "duplicate_of": pd.Series(duplicate_of[rej_pos], dtype=object),
+            "duplicate_of": label_series(duplicate_of[rej_pos], df.index),
         }
     ).set_axis(df.index[rej_pos])
 

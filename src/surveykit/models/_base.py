@@ -92,6 +92,7 @@ class RequestModel(BaseModel):
         extra="forbid",
         frozen=False,
         validate_assignment=True,
+        defer_build=True,
     )
 
     def to_wire(self) -> dict[str, Any]:
@@ -106,6 +107,7 @@ class ResponseModel(BaseModel):
         alias_generator=to_camel,
         populate_by_name=True,
         extra="allow",
+        defer_build=True,
     )
 
     _folded: ClassVar[dict[str, str]]

@@ -28,7 +28,6 @@ from surveykit.results._types import (
     check_names,
     predict_types,
 )
-from surveykit.results._xml import iter_xml
 
 
 @overload
@@ -150,11 +149,13 @@ def _raw(
             payload, fmt, header=header, names=names, streaming=streaming, predict=predict
         )
         return
-    chunks = (
-        iter_xml(payload, names=names, streaming=streaming)
-        if fmt == "XML"
-        else iter_json(payload, streaming=streaming)
-    )
+    if fmt == "XML":
+        # lxml is loaded by the first XML read, not by ``import surveykit``.
+        from surveykit.results._xml import iter_xml
+
+        chunks = iter_xml(payload, names=names, streaming=streaming)
+    else:
+        chunks = iter_json(payload, streaming=streaming)
     for chunk in chunks:
         if names is not None:
             if len(names) != len(chunk.names):

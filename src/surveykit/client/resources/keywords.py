@@ -16,6 +16,7 @@ from surveykit.client._base import (
     read_json,
     unwrap_list,
 )
+from surveykit.errors import ValidationError
 from surveykit.models import Keyword, KeywordRequest
 
 PATH = "/v3.2/Keyword"
@@ -77,7 +78,9 @@ class Keywords(Resource[M]):
     def delete(self, keyword: str) -> APIRequest[None]:
         """Delete a keyword (DELETE ?keyword=...)."""
         if not keyword or not keyword.strip():
-            raise ValueError("keyword: must not be empty")
+            raise ValidationError(
+                [("keyword", f"keyword: {keyword!r} is empty; expected the keyword's text.")]
+            )
         return APIRequest(
             "DELETE", PATH, lambda _: None, params={"keyword": keyword.strip()}, idempotent=True
         )

@@ -6,6 +6,7 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from surveykit._validation import E164_FORM
 from surveykit.client._base import (
     APIRequest,
     M,
@@ -14,6 +15,7 @@ from surveykit.client._base import (
     model_from,
     parse_model,
 )
+from surveykit.errors import ValidationError
 from surveykit.models import (
     E164_DIGITS,
     CallbackSettings,
@@ -149,10 +151,8 @@ class Messages(Resource[M]):
         :class:`~surveykit.BadRequestError`.
         """
         if not isinstance(number, str) or not E164_DIGITS.fullmatch(number):
-            raise ValueError(
-                f"number: expected E.164 digits without '+' or leading zeros "
-                f"(ASCII digits, pattern ^[1-9][0-9]{{1,14}}$), got {number!r}"
-            )
+            sentence = f"number: {number!r} is not in the expected form; expected {E164_FORM}."
+            raise ValidationError([("number", sentence)])
         return APIRequest(
             "GET", f"/v3.2/Message/Lookup/{number}", parse_model(LookupResponse), idempotent=True
         )

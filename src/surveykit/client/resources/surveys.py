@@ -6,14 +6,17 @@ import logging
 from collections.abc import Callable, Mapping
 from datetime import datetime
 from os import PathLike
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
-import pandas as pd
 
 from surveykit._atomic import atomic_path
 from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from
+from surveykit.errors import ValidationError
 from surveykit.models import ResultsFormat, ResultsRequest
+
+if TYPE_CHECKING:
+    import pandas as pd  # imported with the readers, on the first results call
 
 T = TypeVar("T")
 
@@ -114,6 +117,15 @@ def _results_body_request(
     )
 
 
+def _results_format(format: ResultsFormat | str) -> ResultsFormat:
+    try:
+        return ResultsFormat(str(format).strip().upper())
+    except ValueError as exc:
+        choices = ", ".join(member.value for member in ResultsFormat)
+        sentence = f"format: {format!r} is not a results format; expected one of {choices}."
+        raise ValidationError([("format", sentence)]) from exc
+
+
 class Surveys(Resource[M]):
     """POST /v3.2/Survey/GetResults."""
 
@@ -181,7 +193,7 @@ class Surveys(Resource[M]):
         """
         from surveykit.results import read_results
 
-        chosen = ResultsFormat(str(format).strip().upper())
+        chosen = _results_format(format)
 
         def parse(response: httpx.Response) -> pd.DataFrame:
             frame: pd.DataFrame = read_results(
@@ -217,7 +229,7 @@ class Surveys(Resource[M]):
         """
         from surveykit.results import results_to_parquet
 
-        chosen = ResultsFormat(str(format).strip().upper())
+        chosen = _results_format(format)
 
         def parse(response: httpx.Response) -> int:
             with atomic_path(path) as temporary:

@@ -8,6 +8,7 @@ from typing import Any
 
 import httpx
 
+from surveykit._validation import validate
 from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from, unwrap_list
 from surveykit.errors import UnexpectedResponseError, describe_request
 from surveykit.models import UrlListRequest, UrlRequest
@@ -73,7 +74,7 @@ def _many(expected: int) -> Any:
 def _url(item: str | UrlRequest, tiny_domain: str | None, reuse: bool | None) -> UrlRequest:
     if isinstance(item, UrlRequest):
         return item
-    return UrlRequest(full_url=item, tiny_domain=tiny_domain, reuse=reuse)
+    return validate(UrlRequest, {"full_url": item, "tiny_domain": tiny_domain, "reuse": reuse})
 
 
 class TinyUrl(Resource[M]):
@@ -96,8 +97,14 @@ class TinyUrl(Resource[M]):
         body = (
             full_url
             if isinstance(full_url, UrlRequest)
-            else UrlRequest(
-                full_url=full_url, tiny_domain=tiny_domain, reuse=reuse, slashtag=slashtag
+            else validate(
+                UrlRequest,
+                {
+                    "full_url": full_url,
+                    "tiny_domain": tiny_domain,
+                    "reuse": reuse,
+                    "slashtag": slashtag,
+                },
             )
         )
         return APIRequest("POST", "/v3.2/TinyUrl/Register", _one, json=body.to_wire())
@@ -132,6 +139,6 @@ class TinyUrl(Resource[M]):
             count = len(body.urls or []) + len(body.url_list or [])
         else:
             items = [_url(item, tiny_domain, reuse) for item in urls]
-            body = UrlListRequest(urls=items)
+            body = validate(UrlListRequest, {"urls": items})
             count = len(items)
         return APIRequest("POST", "/v3.2/TinyUrl/RegisterList", _many(count), json=body.to_wire())
