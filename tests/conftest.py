@@ -6,7 +6,7 @@ import os
 from collections.abc import AsyncIterator, Iterator
 
 import pytest
-from hypothesis import settings
+from hypothesis import HealthCheck, settings
 
 from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit.client import AsyncClient, Client
@@ -15,7 +15,15 @@ from surveykit.sandbox import Sandbox
 # The test command explores the same examples on every run, so a submission's CI result
 # depends on its code alone; `HYPOTHESIS_PROFILE=explore` searches new examples at random
 # (run it before landing a change to a parser or a model).
-settings.register_profile("default", derandomize=True, print_blob=True)
+# Nor on the machine's load: CI shares two cores, so no deadline and no "too slow" check
+# (examples are checked for correctness, never for speed).
+settings.register_profile(
+    "default",
+    derandomize=True,
+    print_blob=True,
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 settings.register_profile("explore", derandomize=False, max_examples=2000, print_blob=True)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "default"))
 

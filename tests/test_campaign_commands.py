@@ -50,7 +50,7 @@ def test_optouts_add_list_remove_import(tmp_path: Path) -> None:
     [
         (["optouts", "add", "not-a-number"], 1, "value 0 ('not-a-number')"),
         (["optouts", "list", "--db", "{tmp}/missing.sqlite"], 1, "no opt-out list"),
-        (["optouts", "import", "{tmp}/nope.csv"], 2, "no file"),
+        (["optouts", "import", "{tmp}/nope.csv"], 2, "no such file"),
         (["optouts", "import", "{tmp}/stops.csv", "--column", "zz"], 1, "no column 'zz'"),
         (
             [

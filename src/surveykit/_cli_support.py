@@ -149,7 +149,9 @@ def describe_error(exc: BaseException) -> str:
     """One line for an error of the platform or the client, with what to check."""
     text = " ".join(str(exc).split())
     if isinstance(exc, AuthenticationError):
-        given = exc.request.headers.get("Authorization") is not None
+        given = bool(
+            getattr(exc, "credentials_sent", exc.request.headers.get("Authorization") is not None)
+        )
         what = "refused the token" if given else "needs a token"
         return f"the platform {what} ({exc.status_code}): check --token or SURVEYKIT_TOKEN ({text})"
     if isinstance(exc, APIConnectionError):

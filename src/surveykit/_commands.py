@@ -346,13 +346,9 @@ def send(
     target = outcome_path(file, out, "sent")
     if not preview:
         check_output(target, "--out")
-    if journal is None and not (no_journal or test or preview):
+    default_journal = journal is None and not (no_journal or test or preview)
+    if default_journal:
         journal = file.with_name(f"{file.name}.journal.sqlite")
-        typer.echo(
-            f"surveykit: journaling to {journal}: a re-run resends nothing "
-            "(--no-journal to keep none)",
-            err=True,
-        )
     if journal is not None:
         check_sqlite_file(
             journal, "--journal", "surveykit journal", ("meta", "rows"), "batch.journal"
@@ -422,6 +418,12 @@ def send(
         raise CommandError(f"{sent}, but {exc}{kept}") from None
     typer.echo(repr(result))
     typer.echo(f"wrote the outcome of {len(result.frame):,} rows to {target}")
+    if default_journal:  # after a failure, its one line names the journal instead
+        typer.echo(
+            f"surveykit: journaled every row in {journal}: a re-run resends nothing "
+            "(--no-journal to keep none)",
+            err=True,
+        )
 
 
 def register(app: typer.Typer) -> None:

@@ -107,6 +107,12 @@ def scrub_error(
     credential headers are deleted.
     """
     secrets = credentials(request, extra)
+    # Whether credentials went with the request outlives their removal (a 401 then says
+    # "refused the token" rather than "needs a token").
+    with contextlib.suppress(TypeError):
+        vars(error).setdefault(
+            "credentials_sent", request is not None and "authorization" in request.headers
+        )
     strip_credentials(request)
     seen: set[int] = set()
     current: BaseException | None = error

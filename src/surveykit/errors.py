@@ -34,6 +34,19 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     ├── ResultsParseError           results that cannot be read (format, record, byte offset)
     │                               (also a ValueError)
     ├── AnalysisInputError          data an estimate cannot use (names the column, row, value)
+    ├── CodebookError               a codebook or codebook file that is not valid (names the
+    │                               question, field or row; surveykit.report)
+    ├── LabelError                  an answer the codebook does not know (.column, .row,
+    │                               .value; surveykit.report)
+    ├── ExportError                 data SPSS, Stata or Excel cannot take (surveykit.report)
+    ├── RakingError                 targets or data that raking cannot use (names the column
+    │   │                           and level; surveykit.weights)
+    │   └── RakingConvergenceError  margins not all met within max_iter (names the worst)
+    ├── WeightsError                weights that are missing, negative or sum to zero
+    ├── PlotError                   a chart that cannot be drawn from the data (sk.plots)
+    ├── OptOutError                 an opt-out list or number it cannot use (surveykit.campaign)
+    ├── JournalLockedError          a journal another run holds (names its pid and host; also
+    │                               a RuntimeError; surveykit.batch)
     └── ImportStoppedError          import_frame stopped at a 404 (defined in surveykit.frames):
                                     .result has every row, .cause is the NotFoundError; it is
                                     not a NotFoundError, so catch it by name
@@ -56,7 +69,8 @@ A :class:`ValidationError` keeps the error it was made from (pydantic's, for the
 rules) as ``__cause__``; its own message names no library.
 
 Error messages never contain the access token: requests are described by method and URL
-only, never by their headers.
+only, and an error keeps neither the token (redacted from messages, bodies and responses)
+nor the request's Authorization header.
 """
 
 from __future__ import annotations
