@@ -198,3 +198,30 @@ def test_sandbox_results_arrive_in_pieces_in_process() -> None:
     assert len(read_results(b"".join(pieces), format="CSV")) == 50_000
     with Client.sandbox(box) as client:  # and the client reads the stream as before
         assert len(client.surveys.results("BENCH-50K")) == 50_000
+
+
+def test_a_sandbox_client_dropped_unclosed_closes_its_event_loop() -> None:
+    """No "unclosed event loop" or socket warning when a sandbox client is only collected.
+
+    (A command-line run or a notebook often drops the client; pytest turns such warnings
+    into failures of whichever test happens to run at the next garbage collection.)
+    """
+    import subprocess
+    import sys
+
+    script = """
+import gc, sys, warnings
+warnings.simplefilter("error")
+import surveykit as sk
+def use():
+    sk.Client.sandbox().surveys.results("CSAT-SMS-2026")
+use()
+hits = []
+sys.unraisablehook = lambda u: hits.append(repr(u.exc_value))
+gc.collect(); gc.collect()
+print(hits)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]", result.stdout

@@ -29,6 +29,10 @@ def _stop(loop: asyncio.AbstractEventLoop, thread: threading.Thread) -> None:
     if not loop.is_closed():
         loop.call_soon_threadsafe(loop.stop)
         thread.join(timeout=5)
+        # A stopped loop left unclosed warns when collected ("unclosed event loop") and
+        # keeps its self-pipe sockets open: close it once its thread has ended.
+        if not thread.is_alive():
+            loop.close()
 
 
 Headers = list[tuple[bytes, bytes]]
