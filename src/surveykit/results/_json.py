@@ -267,16 +267,20 @@ def _error(
 
 
 def _key_count(raw: bytes) -> int | None:
-    """How many object keys the text holds, or None when it cannot tell cheaply.
+    """At least as many as the object keys the text holds, or None when it cannot tell.
 
-    A key is a string followed by ``:``. An unescaped ``"`` followed by ``:`` ends a key
-    (a ``"`` inside a string is escaped): counting ``":`` minus those after an odd number
-    of backslashes counts the keys exactly (and the same with one space before the
-    colon). A key with more space before its colon is not counted, so the totals differ
-    and the exact (slow) check runs.
+    A key is a string followed by ``:``. An unescaped ``"`` followed by ``:`` ends a key,
+    or starts a string whose text starts with ``:`` (a ``"`` inside a string is
+    escaped): counting ``":`` minus those after an odd number of backslashes counts every
+    key, and those strings too (so a count above the parsed keys only means "look
+    closer"); likewise with one space before the colon. Space anywhere else before a
+    colon (``"a"  :``, or text such as ``"x :"``) gives None.
     """
     total = 0
-    for end in (b'":', b'" :', b'"\t:', b'"\n:', b'"\r:'):
+    for space in (b"", b" ", b"\t", b"\n", b"\r"):
+        end = b'"' + space + b":"
+        if space and raw.count(space + b":") > raw.count(end):
+            return None
         sign, slashes = 1, b""
         while found := raw.count(slashes + end):
             total += sign * found
@@ -326,6 +330,8 @@ def _check_duplicates(raw: bytes, doc: Any, records: list[Any], wrapper: int, fi
         return
     if text is not None and text == _count_keys(doc):
         return  # objects inside records or beside them: counted, and all accounted for
+    # Look closer: with a parser that sees every key (slow, so only when the counts
+    # differ: a repeated key, text starting with ":", or unusual spacing).
     body = raw.decode("utf-8", "replace")
     try:
         slow = json.loads(body, object_pairs_hook=_pairs)
@@ -485,7 +491,7 @@ def _block(
         rows = orjson.loads(b"[" + body + b"]")
     except orjson.JSONDecodeError:
         return state, False
-    _check_duplicates(body, rows, rows, 0, builder.record)
+    _check_duplicates(b"[" + body + b"]", rows, rows, 0, builder.record)
     builder.add(rows)
     return state, True
 
