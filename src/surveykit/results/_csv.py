@@ -244,7 +244,9 @@ def iter_csv(
 
     if not streaming:
         predicted: dict[int, TypeName] = {}
-        if predict is not None and SAMPLE_BYTES > 0:
+        # A payload the sample holds whole is typed once, after reading, not predicted.
+        small = data is not None and len(data) <= 2 * SAMPLE_BYTES
+        if predict is not None and SAMPLE_BYTES > 0 and not small:
             head = data if data is not None else payload.head(2 * SAMPLE_BYTES)
             sample = _sample(head, ncols, header, parse_options)
             if sample is not None:

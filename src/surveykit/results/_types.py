@@ -611,6 +611,7 @@ def _type_error(plan: ColumnPlan, arr: Column, format: str, first_record: int) -
 
 
 _POOL: ThreadPoolExecutor | None = None
+_PARALLEL_ROWS: Final = 4096
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -643,14 +644,13 @@ def build_frame(
         (name, arr, plans[j] if plans is not None else None, given.get(name), kinds.get(j))
         for j, (name, arr) in enumerate(zip(names, columns, strict=True))
     ]
-    done = list(
-        _pool().map(
-            lambda job: _one_column(
-                job[0], job[1], job[2], job[3], infer, format, first_record, job[4]
-            ),
-            jobs,
-        )
-    )
+
+    def one(job: tuple[Any, ...]) -> tuple[ColumnPlan, Any]:
+        return _one_column(job[0], job[1], job[2], job[3], infer, format, first_record, job[4])
+
+    # Short columns are typed in this thread: handing each to the pool costs more than
+    # typing it (a payload of 100,000 columns and 2 rows).
+    done = list(_pool().map(one, jobs) if nrows >= _PARALLEL_ROWS else map(one, jobs))
     index = pd.RangeIndex(first_record, first_record + nrows)
     new_plans = [plan for plan, _ in done]
     if not done:
