@@ -313,3 +313,36 @@ def test_error_location_is_said_once(payload: bytes) -> None:
         read_results(payload)
     assert str(info.value).count("(format") == 1
     assert str(info.value).endswith(")")
+
+
+# ------------------------------------------------------------------- wide payloads
+
+
+WIDE = [("documented", f) for f in sorted(LAYOUTS["bom"])] + [
+    ("aspnet", "XML"),
+    ("attributes", "XML"),
+    ("nested", "JSON"),
+    ("trailing-delimiter", "CSV"),
+]
+
+
+@pytest.mark.parametrize(("layout", "fmt"), WIDE, ids=[f"{a}-{b}" for a, b in WIDE])
+def test_many_columns_few_rows_read_correctly(layout: str, fmt: str) -> None:
+    """1,000 columns x 2 rows (bench_wide.py runs 100,000): every column typed right."""
+    pairs = [("7", "8"), ("x", None), ("true", "false"), ("a", "a"), ("1.5", "")]
+    text = {f"Q{i}": list(pairs[i % len(pairs)]) for i in range(1000)}
+    payload = encode(pd.DataFrame(text, dtype="string[pyarrow]"), fmt, layout=layout)
+    df = read_results(payload)
+    assert list(df.columns) == list(text)
+    for i, name in enumerate(df.columns):
+        values = text[name]
+        kind = i % len(pairs)
+        if kind == 0:
+            expected = pd.array([int(v) for v in values], dtype="Int64")
+        elif kind == 2:
+            expected = pd.array([v == "true" for v in values], dtype="boolean")
+        elif kind == 3:
+            expected = pd.Categorical(values, categories=pd.Index(["a"], dtype="string[pyarrow]"))
+        else:  # text, and "1.5" beside "" is not a float column
+            expected = pd.array(values, dtype="string[pyarrow]")
+        pd.testing.assert_extension_array_equal(df[name].array, pd.array(expected))

@@ -244,8 +244,9 @@ def iter_csv(
 
     if not streaming:
         predicted: dict[int, TypeName] = {}
-        # A payload the sample holds whole is typed once, after reading, not predicted.
-        small = data is not None and len(data) <= 2 * SAMPLE_BYTES
+        # A wide payload the sample holds whole is typed once, after reading: predicting
+        # would type each of its many short columns twice.
+        small = data is not None and len(data) <= 2 * SAMPLE_BYTES and ncols > 256
         if predict is not None and SAMPLE_BYTES > 0 and not small:
             head = data if data is not None else payload.head(2 * SAMPLE_BYTES)
             sample = _sample(head, ncols, header, parse_options)
