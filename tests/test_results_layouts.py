@@ -19,7 +19,8 @@ from hypothesis import strategies as st
 from _results_strategies import tables
 from surveykit import ResultsParseError
 from surveykit.results import LAYOUTS, ResultsNotice, read_results, sniff, write_results
-from surveykit.results._json import _count_keys, _key_count
+from surveykit.results._json_keys import count_keys as _count_keys
+from surveykit.results._json_keys import key_count as _key_count
 from surveykit.sandbox.generator import generate_results_frame
 
 CASES = [

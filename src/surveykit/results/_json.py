@@ -28,6 +28,7 @@ import pyarrow.json as pajson
 
 from surveykit.errors import ResultsParseError
 from surveykit.results._common import RawChunk
+from surveykit.results._json_keys import count_keys, key_count, pairs, repeated
 from surveykit.results._source import Payload, first_bytes
 
 _BATCH: Final = 65_536
@@ -266,85 +267,33 @@ def _error(
     )
 
 
-def _key_count(raw: bytes) -> int | None:
-    """At least as many as the object keys the text holds, or None when it cannot tell.
-
-    A key is a string followed by ``:``. An unescaped ``"`` followed by ``:`` ends a key,
-    or starts a string whose text starts with ``:`` (a ``"`` inside a string is
-    escaped): counting ``":`` minus those after an odd number of backslashes counts every
-    key, and those strings too (so a count above the parsed keys only means "look
-    closer"); likewise with one space before the colon. Space anywhere else before a
-    colon (``"a"  :``, or text such as ``"x :"``) gives None.
-    """
-    total = 0
-    for space in (b"", b" ", b"\t", b"\n", b"\r"):
-        end = b'"' + space + b":"
-        if space and raw.count(space + b":") > raw.count(end):
-            return None
-        sign, slashes = 1, b""
-        while found := raw.count(slashes + end):
-            total += sign * found
-            sign, slashes = -sign, slashes + b"\\"
-    return total
-
-
-def _count_keys(value: Any) -> int:
-    if isinstance(value, dict):
-        return len(value) + sum(_count_keys(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(_count_keys(v) for v in value)
-    return 0
-
-
-class _Pairs(dict[str, Any]):
-    """An object that noted its first repeated key."""
-
-    repeated: str | None = None
-
-
-def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
-    out = _Pairs()
-    for key, value in pairs:
-        if key in out and out.repeated is None:
-            out.repeated = key
-        out[key] = value
-    return out
-
-
-def _repeated(value: Any) -> str | None:
-    if isinstance(value, dict):
-        if isinstance(value, _Pairs) and value.repeated is not None:
-            return value.repeated
-        return next((r for v in value.values() if (r := _repeated(v)) is not None), None)
-    return None
-
-
 def _check_duplicates(raw: bytes, doc: Any, records: list[Any], wrapper: int, first: int) -> None:
     """Refuse a key twice in one record, which every JSON parser silently resolves."""
-    text = _key_count(raw)
+    text = key_count(raw)
     try:
         parsed = wrapper + sum(map(len, records))
     except TypeError:
         return  # a record that is not an object: the builder says which
     if text is not None and text == parsed:
         return
-    if text is not None and text == _count_keys(doc):
+    if text is not None and text == count_keys(doc):
         return  # objects inside records or beside them: counted, and all accounted for
     # Look closer: with a parser that sees every key (slow, so only when the counts
     # differ: a repeated key, text starting with ":", or unusual spacing).
     body = raw.decode("utf-8", "replace")
     try:
-        slow = json.loads(body, object_pairs_hook=_pairs)
+        slow = json.loads(body, object_pairs_hook=pairs)
     except json.JSONDecodeError:
         lines = [line for line in body.split("\n") if line.strip()]
-        slow = [json.loads(line, object_pairs_hook=_pairs) for line in lines]
-    if isinstance(slow, _Pairs) and slow.repeated is not None:
+        slow = [json.loads(line, object_pairs_hook=pairs) for line in lines]
+    if repeated(slow, deep=False) is not None:
         raise ResultsParseError(
-            f"key {slow.repeated!r} appears twice in the top-level object", format="JSON"
+            f"key {repeated(slow, deep=False)!r} appears twice in the top-level object",
+            format="JSON",
         )
     rows, _ = _top(slow)
     for i, row in enumerate(rows):
-        key = _repeated(row)
+        key = repeated(row)
         if key is not None:
             raise ResultsParseError(
                 f"field {key!r} appears twice in one record", format="JSON", record=first + i
