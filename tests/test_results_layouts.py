@@ -347,3 +347,15 @@ def test_many_columns_few_rows_read_correctly(layout: str, fmt: str) -> None:
         else:  # text, and "1.5" beside "" is not a float column
             expected = pd.array(values, dtype="string[pyarrow]")
         pd.testing.assert_extension_array_equal(df[name].array, pd.array(expected))
+
+
+@pytest.mark.parametrize("fmt", ["CSV", "XML", "JSON"])
+def test_encoding_errors_name_their_offset(fmt: str) -> None:
+    text = {"CSV": "a,b\n1,2\n", "XML": "<r><x><a>1</a></x></r>", "JSON": '[{"a":"1"}]'}[fmt]
+    payload = text.encode("utf-16-le")
+    with pytest.raises(ResultsParseError) as info:
+        read_results(iter([payload, b"\x00\xd8"]), fmt, encoding="utf-16-le")
+    assert info.value.offset == len(payload)
+    with pytest.raises(ResultsParseError) as info:
+        read_results(text.encode() + b"\xff", fmt, encoding="ascii")
+    assert info.value.offset == len(text)

@@ -188,14 +188,19 @@ def _transcode(chunks: Iterator[bytes], encoding: str) -> Iterator[bytes]:
     decoder = codecs.getincrementaldecoder(encoding)()
     seen = 0
     for chunk in chunks:
+        held = len(decoder.getstate()[0])  # bytes of a character cut at the last chunk
         try:
             text = decoder.decode(chunk)
         except UnicodeDecodeError as exc:
-            raise _decode_error(exc, seen, encoding) from None
+            raise _decode_error(exc, seen - held, encoding) from None
         seen += len(chunk)
         if text:
             yield text.encode("utf-8")
-    tail = decoder.decode(b"", final=True)
+    held = len(decoder.getstate()[0])
+    try:
+        tail = decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, seen - held, encoding) from None
     if tail:
         yield tail.encode("utf-8")
 
