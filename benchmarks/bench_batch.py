@@ -42,18 +42,9 @@ def rss_mib() -> float:
 
 def serve() -> tuple[subprocess.Popen[str], str, str]:
     process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "surveykit.cli",
-            "sandbox",
-            "serve",
-            "--port",
-            "0",
-            "--no-sample-data",
-        ],
-        stdout=subprocess.PIPE,
-        text=True,
+        [sys.executable, "-m", "surveykit.cli", "sandbox", "serve", "--port", "0",
+         "--no-sample-data"],
+        stdout=subprocess.PIPE, text=True,
     )
     assert process.stdout is not None
     lines = dict(process.stdout.readline().strip().split("=", 1) for _ in range(2))
@@ -68,15 +59,9 @@ def sequential_httpx(base_url: str, token: str, n: int) -> float:
     with httpx.Client(base_url=base_url, headers={"Authorization": f"Basic {token}"}) as http:
         started = time.perf_counter()
         for i in range(n):
-            response = http.post(
-                "/v3.2/Message",
-                json={
-                    "source": "447700900999",
-                    "destination": f"44792{i:07d}",
-                    "message": "Survey time",
-                    "reply": False,
-                },
-            )
+            response = http.post("/v3.2/Message", json={
+                "source": "447700900999", "destination": f"44792{i:07d}",
+                "message": "Survey time", "reply": False})
             response.raise_for_status()
         return n / (time.perf_counter() - started)
 
@@ -89,18 +74,12 @@ def bare_aiohttp(base_url: str, token: str, n: int, concurrency: int, offset: in
         rows = iter(range(n))
         headers = {"Authorization": f"Basic {token}"}
         async with aiohttp.ClientSession() as session:
-
             async def worker() -> None:
                 for i in rows:
-                    body = {
-                        "source": "447700900999",
-                        "destination": f"44795{offset + i:07d}",
-                        "message": "Survey time",
-                        "reply": False,
-                    }
-                    async with session.post(
-                        f"{base_url}/v3.2/Message", json=body, headers=headers
-                    ) as response:
+                    body = {"source": "447700900999", "destination": f"44795{offset + i:07d}",
+                            "message": "Survey time", "reply": False}
+                    async with session.post(f"{base_url}/v3.2/Message", json=body,
+                                            headers=headers) as response:
                         await response.read()
                         response.raise_for_status()
 
@@ -124,15 +103,8 @@ def batch(client: object, n: int, offset: int, concurrency: int, journal: Path |
     df = frame(n, offset)
     gc.collect()
     started = time.perf_counter()
-    call = sk.send_batch(
-        client,
-        df,
-        message="Survey time",
-        source="447700900999",  # type: ignore[call-overload]
-        concurrency=concurrency,
-        journal=journal,
-        progress=False,
-    )
+    call = sk.send_batch(client, df, message="Survey time", source="447700900999",  # type: ignore[call-overload]
+                         concurrency=concurrency, journal=journal, progress=False)
     result = asyncio.run(call) if asyncio.iscoroutine(call) else call
     seconds = time.perf_counter() - started
     outcomes = result.summary.to_dict()
@@ -156,38 +128,28 @@ def main() -> None:
     offset = 0
     try:
         control = httpx.Client(base_url=base_url, headers={"Authorization": f"Basic {token}"})
-        control.post(
-            "/_sandbox/faults", json={"route": "/v3.2/Message", "latency": args.latency}
-        ).raise_for_status()
-        print(
-            f"python {sys.version.split()[0]}, surveykit {sk.__version__}, "
-            f"{os.cpu_count()} CPUs; sandbox {base_url}, latency {args.latency * 1000:.0f} ms"
-        )
+        control.post("/_sandbox/faults", json={"route": "/v3.2/Message",
+                                               "latency": args.latency}).raise_for_status()
+        print(f"python {sys.version.split()[0]}, surveykit {sk.__version__}, "
+              f"{os.cpu_count()} CPUs; sandbox {base_url}, latency {args.latency * 1000:.0f} ms")
         baseline = sequential_httpx(base_url, token, args.sample)
-        print(
-            f"baseline: plain sequential httpx loop: {baseline:,.1f} msg/s "
-            f"({args.sample} messages)\n"
-        )
+        print(f"baseline: plain sequential httpx loop: {baseline:,.1f} msg/s "
+              f"({args.sample} messages)\n")
         ceilings = {}
         for concurrency in levels:
             n = args.sample if concurrency == 1 else args.messages
             control.post("/_sandbox/reset").raise_for_status()
-            control.post(
-                "/_sandbox/faults", json={"route": "/v3.2/Message", "latency": args.latency}
-            ).raise_for_status()
+            control.post("/_sandbox/faults", json={
+                "route": "/v3.2/Message", "latency": args.latency}).raise_for_status()
             ceilings[concurrency] = bare_aiohttp(base_url, token, n, concurrency, offset)
             offset += n
-            print(
-                f"ceiling: bare aiohttp loop at concurrency {concurrency}: "
-                f"{ceilings[concurrency]:,.1f} msg/s "
-                f"({ceilings[concurrency] / (concurrency / args.latency):.0%} of bound)"
-            )
+            print(f"ceiling: bare aiohttp loop at concurrency {concurrency}: "
+                  f"{ceilings[concurrency]:,.1f} msg/s "
+                  f"({ceilings[concurrency] / (concurrency / args.latency):.0%} of bound)")
         print()
-        header = (
-            f"{'client':6} {'conc':>4} {'msgs':>6} {'journal':>7} {'msg/s':>9} "
-            f"{'of bound':>8} {'x seq':>7} {'x bare':>6} {'rss +MiB':>8} "
-            f"{'cpu ms/msg':>10} {'sandbox ms/msg':>14}"
-        )
+        header = (f"{'client':6} {'conc':>4} {'msgs':>6} {'journal':>7} {'msg/s':>9} "
+                  f"{'of bound':>8} {'x seq':>7} {'x bare':>6} {'rss +MiB':>8} "
+                  f"{'cpu ms/msg':>10} {'sandbox ms/msg':>14}")
         print(header)
         print("-" * len(header))
         kinds = ["sync", "async"] if args.client == "both" else [args.client]
@@ -198,9 +160,8 @@ def main() -> None:
                 rates = {}
                 for journaled in (False, True):
                     control.post("/_sandbox/reset").raise_for_status()
-                    control.post(
-                        "/_sandbox/faults", json={"route": "/v3.2/Message", "latency": args.latency}
-                    ).raise_for_status()
+                    control.post("/_sandbox/faults", json={
+                        "route": "/v3.2/Message", "latency": args.latency}).raise_for_status()
                     cls = sk.Client if kind == "sync" else sk.AsyncClient
                     client = cls(base_url, token, timeout=30)
                     before = rss_mib()
@@ -213,12 +174,10 @@ def main() -> None:
                     offset += n
                     grown = rss_mib() - before
                     rates[journaled] = rate
-                    print(
-                        f"{kind:6} {concurrency:>4} {n:>6} {'on' if journaled else 'off':>7} "
-                        f"{rate:>9,.1f} {rate / bound:>8.0%} {rate / baseline:>7.1f} "
-                        f"{rate / ceilings[concurrency]:>6.2f} {grown:>8.1f} {ours:>10.2f} "
-                        f"{theirs:>14.2f}"
-                    )
+                    print(f"{kind:6} {concurrency:>4} {n:>6} {'on' if journaled else 'off':>7} "
+                          f"{rate:>9,.1f} {rate / bound:>8.0%} {rate / baseline:>7.1f} "
+                          f"{rate / ceilings[concurrency]:>6.2f} {grown:>8.1f} {ours:>10.2f} "
+                          f"{theirs:>14.2f}")
                 overhead = 1 - rates[True] / rates[False]
                 print(f"{'':6} {concurrency:>4} journal overhead {overhead:+.1%}")
         peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024

@@ -218,7 +218,9 @@ def sandbox_serve(
             f"surveykit: warning: serving on {host}, reachable from other machines", err=True
         )
     for number, (reference, rows) in enumerate(generated):
-        sandbox.add_generated_survey(reference, rows, survey_id=GENERATED_SURVEY_ID + number)
+        sandbox.add_generated_survey(
+            reference, rows, survey_id=GENERATED_SURVEY_ID + number
+        )
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"
