@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 from surveykit import ResultsParseError
-from surveykit.results import read_results, sniff, write_results
+from surveykit.results import ResultsNotice, read_results, sniff, write_results
 from surveykit.sandbox.generator import generate_results_frame
 
 STRING = pd.StringDtype("pyarrow")
@@ -108,8 +108,9 @@ def test_header_false_generated_and_given_names(fmt: str) -> None:
     df = generate_results_frame(20, seed=4)
     with_header = read_results(b"".join(write_results(df, fmt)))
     payload = b"".join(write_results(df, fmt, header=False))
-    generated = read_results(payload, fmt, header=False)
-    assert list(generated.columns) == [f"col{i}" for i in range(1, 23)]
+    with pytest.warns(ResultsNotice, match="column_1, column_2"):
+        generated = read_results(payload, fmt, header=False)
+    assert list(generated.columns) == [f"column_{i}" for i in range(1, 23)]
     named = read_results(payload, fmt, header=False, names=list(df.columns))
     pd.testing.assert_frame_equal(named, with_header)
     # names= with a header replaces the header's names

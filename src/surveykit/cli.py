@@ -193,6 +193,15 @@ def sandbox_serve(
     log_level: Annotated[
         str, typer.Option(metavar="LEVEL", help="uvicorn's log level.")
     ] = "warning",
+    results_layout: Annotated[
+        str,
+        typer.Option(
+            metavar="LAYOUT",
+            help="Layout of GetResults answers: documented, or one a platform may send "
+            "(bom, crlf, trailing-delimiter, aspnet, namespaced, attributes, wrapped, "
+            "ndjson, typed, nested); see docs/results-format.md.",
+        ),
+    ] = "documented",
     callback_url: Annotated[
         list[str] | None,
         typer.Option(
@@ -297,7 +306,18 @@ def sandbox_serve(
         typer.echo(f"surveykit: cannot bind {host}:{port}: {exc}", err=True)
         raise typer.Exit(code=1) from None
     base_url = url_of(sock, host)
-    sandbox = Sandbox(seed=seed, db=db, sample_data=not no_sample_data, base_url=base_url)
+    try:
+        sandbox = Sandbox(
+            seed=seed,
+            db=db,
+            sample_data=not no_sample_data,
+            base_url=base_url,
+            results_layout=results_layout,
+        )
+    except ValueError as exc:
+        sock.close()
+        typer.echo(f"surveykit: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     if callback_url:
         try:
             sandbox.set_account_callback(callback_url, **settings)

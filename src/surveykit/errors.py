@@ -316,6 +316,7 @@ class ResultsParseError(SurveykitError, ValueError):
     """Survey results that cannot be read.
 
     Attributes:
+        detail: the message without the location that follows it.
         format: the format being read (CSV, PIPE, TAB, XML or JSON).
         offset: the byte offset in the payload where the problem was seen, if known.
         line: the 1-based line number, if known.
@@ -339,6 +340,7 @@ class ResultsParseError(SurveykitError, ValueError):
         if offset is not None:
             where.append(f"byte offset {offset}")
         super().__init__(f"{message} ({', '.join(where)})")
+        self.detail = message  # the message without its location
         self.format = format
         self.offset = offset
         self.line = line

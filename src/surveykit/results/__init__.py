@@ -3,6 +3,8 @@
 The layout of every format is described in ``docs/results-format.md``.
 """
 
+from surveykit.results._common import ResultsNotice
+from surveykit.results._layouts import LAYOUTS
 from surveykit.results._parquet import results_to_parquet
 from surveykit.results._read import read_results
 from surveykit.results._source import FORMATS, sniff
@@ -17,7 +19,9 @@ from surveykit.results._writers import write_results
 
 __all__ = [
     "FORMATS",
+    "LAYOUTS",
     "RESPONDENT_COLUMNS",
+    "ResultsNotice",
     "infer_type",
     "is_respondent_column",
     "read_results",

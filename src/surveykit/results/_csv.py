@@ -35,18 +35,32 @@ Predictor = Callable[[list[str], list[pa.Array]], dict[int, TypeName]]
 class _Tracker:
     """Passes chunks through while noting what the end-of-payload checks need."""
 
-    def __init__(self, chunks: Iterator[bytes]) -> None:
+    def __init__(self, chunks: Iterator[bytes], *, keep: bool = False) -> None:
         self._chunks = chunks
         self.quotes = 0
         self.total = 0
         self.last = b""
+        # The chunks seen, while a whole read may need them again (a record longer than
+        # pyarrow's block is read again with larger blocks); references, not copies.
+        self.kept: list[bytes] | None = [] if keep else None
 
     def __iter__(self) -> Iterator[bytes]:
         for chunk in self._chunks:
             self.quotes += chunk.count(b'"')
             self.total += len(chunk)
             self.last = chunk[-1:]
+            if self.kept is not None:
+                self.kept.append(chunk)
             yield chunk
+
+    def replay(self) -> bytes:
+        """The whole payload: the chunks seen, then the rest (for a second read)."""
+        assert self.kept is not None
+        rest = list(self)
+        data = b"".join(self.kept)
+        self.kept = None
+        del rest
+        return data
 
 
 def _maybe_open_at_end(table: pa.Table) -> bool:
@@ -151,18 +165,36 @@ def iter_csv(
     delim = DELIMITERS[fmt]
     raw_header = _header(payload, fmt, delim[0])
     ncols = len(raw_header)
+    # A delimiter ending every line: an unnamed last column that must stay empty.
+    trailing = ncols > 1 and (
+        (header and raw_header[-1] == b"")
+        or (not header and names is not None and len(names) == ncols - 1)
+    )
     if names is not None:
         names = list(names)
-        if len(names) != ncols:
+        if len(names) != ncols - trailing:
             raise ResultsParseError(
                 f"{len(names)} names given but the records have {ncols} fields",
                 format=fmt,
                 line=1,
             )
     elif header:
-        names = _decode_names(raw_header, fmt)
+        names = _decode_names(raw_header[: ncols - trailing], fmt)
     else:
         names = generated_names(ncols)
+    width = len(names)
+
+    def kept(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[pa.Array | pa.ChunkedArray]:
+        if not trailing:
+            return list(columns)
+        last = columns[-1]
+        if last.null_count != len(last):
+            raise ResultsParseError(
+                "a value after the delimiter that ends the lines (a column without a name)",
+                format=fmt,
+            )
+        return list(columns[:width])
+
     internal = _internal_names(ncols)
     # Blocks of 4 MiB rather than 1: a quarter of the chunks for every later step (typing a
     # column costs per chunk too), the same parse speed.
@@ -181,7 +213,7 @@ def iter_csv(
     if data is not None:
         stream: object = pa.BufferReader(pa.py_buffer(data))
     else:
-        tracker = _Tracker(payload.chunks())
+        tracker = _Tracker(payload.chunks(), keep=not streaming)
         stream = ChunkFile(iter(tracker))
 
     def fail(exc: Exception | None, detail: str) -> ResultsParseError:
@@ -212,11 +244,14 @@ def iter_csv(
 
     if not streaming:
         predicted: dict[int, TypeName] = {}
-        if predict is not None and SAMPLE_BYTES > 0:
+        # A wide payload the sample holds whole is typed once, after reading: predicting
+        # would type each of its many short columns twice.
+        small = data is not None and len(data) <= 2 * SAMPLE_BYTES and ncols > 256
+        if predict is not None and SAMPLE_BYTES > 0 and not small:
             head = data if data is not None else payload.head(2 * SAMPLE_BYTES)
             sample = _sample(head, ncols, header, parse_options)
             if sample is not None:
-                predicted = predict(list(names), sample)
+                predicted = predict(list(names), sample[:width])
             if data is None:
                 # A stream cannot be read twice: only the kinds the reader keeps as text
                 # (dictionary-encoded), which no value can make it refuse.
@@ -238,15 +273,31 @@ def iter_csv(
         try:
             try:
                 table = read(predicted)
-            except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError):
-                if not predicted or data is None:
-                    raise
-                predicted = {}
-                table = read({})  # a later value did not convert as predicted
+            except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
+                if _straddles(exc):
+                    # A record longer than a block: read again with blocks that hold it.
+                    if data is None:
+                        assert tracker is not None
+                        data = tracker.replay()
+                    table = _read_long_records(
+                        data,
+                        kinds=predicted,
+                        read=read_options,
+                        parse=parse_options,
+                        convert=convert_options,
+                        names=internal,
+                    )
+                else:
+                    if not predicted or data is None:
+                        raise
+                    predicted = {}
+                    table = read({})  # a later value did not convert as predicted
         except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
             raise fail(exc, f"cannot parse: {exc}") from exc
+        if tracker is not None:
+            tracker.kept = None
         end_checks(table)
-        columns = [table.column(i) for i in range(ncols)]
+        columns = kept([table.column(i) for i in range(ncols)])
         yield RawChunk(names, columns, table.num_rows, dict(predicted))
         return
 
@@ -268,13 +319,53 @@ def iter_csv(
         except StopIteration:
             break
         except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
+            if _straddles(exc):
+                raise fail(
+                    exc,
+                    f"a record is longer than {read_options.block_size} bytes, too long to "
+                    "read in chunks; read it without chunksize",
+                ) from exc
             raise fail(exc, f"cannot parse: {exc}") from exc
         if pending is not None:
-            yield RawChunk(names, pending.columns, pending.num_rows)
+            yield RawChunk(names, kept(pending.columns), pending.num_rows)
         pending = batch
     end_checks()
     if pending is not None:
-        yield RawChunk(names, pending.columns, pending.num_rows)
+        yield RawChunk(names, kept(pending.columns), pending.num_rows)
+
+
+def _straddles(exc: BaseException) -> bool:
+    return "straddl" in str(exc)
+
+
+def _read_long_records(
+    data: bytes | memoryview,
+    *,
+    kinds: dict[int, TypeName],
+    read: pacsv.ReadOptions,
+    parse: pacsv.ParseOptions,
+    convert: pacsv.ConvertOptions,
+    names: list[str],
+) -> pa.Table:
+    """Read a payload holding a record longer than the block size, with larger blocks."""
+    convert.column_types = {
+        name: reader_type(kinds[j]) if j in kinds else pa.large_string()
+        for j, name in enumerate(names)
+    }
+    block = read.block_size
+    while True:
+        block = min(block * 16, len(data) + 1, (1 << 31) - 1)
+        options = _read_options(len(names), read.skip_rows > 0, threads=True, block=block)
+        try:
+            return pacsv.read_csv(
+                pa.BufferReader(pa.py_buffer(data)),
+                read_options=options,
+                parse_options=parse,
+                convert_options=convert,
+            )
+        except pa.ArrowInvalid as exc:
+            if not _straddles(exc) or block > len(data):
+                raise
 
 
 def _internal_names(ncols: int) -> list[str]:

@@ -9,11 +9,15 @@ Layout: a top-level array with one object per respondent, one object per line::
 
 Every value is a JSON string, or ``null`` for missing; ``""`` is the empty string. Readers
 also accept an absent key (missing) and numbers or booleans (read as their JSON text:
-``7``, ``1.5``, ``true``). Columns come in order of first appearance.
+``7``, ``1.5``, ``true``), an object wrapping the array under one key (``{"results":
+[...], "total": 31}``), newline-delimited records (NDJSON), and an object of answers in a
+record (``"answers": {"Q1": "7"}``), whose keys become columns. Columns come in order of
+first appearance. A key twice in one record is an error (JSON parsers keep the last).
 """
 
 from __future__ import annotations
 
+import json
 import operator
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
@@ -24,10 +28,15 @@ import pyarrow.json as pajson
 
 from surveykit.errors import ResultsParseError
 from surveykit.results._common import RawChunk
+from surveykit.results._json_keys import count_keys, key_count, pairs, repeated
 from surveykit.results._source import Payload, first_bytes
 
 _BATCH: Final = 65_536
 _BLOCK: Final = 4 << 20
+
+
+class _Nested(Exception):
+    """A record holds an object: flatten the records and build again."""
 
 
 def _text(value: Any, record: int, key: str) -> str | None:
@@ -39,6 +48,8 @@ def _text(value: Any, record: int, key: str) -> str | None:
         return str(value)
     if isinstance(value, float):
         return repr(value)
+    if isinstance(value, dict):
+        raise _Nested
     raise ResultsParseError(
         f"field {key!r} holds a JSON {type(value).__name__}; values must be strings or null",
         format="JSON",
@@ -59,6 +70,7 @@ def _column(values: Sequence[Any], first_record: int, key: str) -> pa.Array:
 class _Builder:
     def __init__(self, names: list[str] | None, fixed: bool) -> None:
         self.names: list[str] = names or []
+        self.flattened = False  # whether some record held an object of answers
         self.fixed = fixed
         self.chunks: list[list[pa.Array]] = [[] for _ in self.names]
         self.rows = 0
@@ -80,6 +92,22 @@ class _Builder:
                     format="JSON",
                     record=first + i,
                 )
+        known = len(self.names)
+        try:
+            arrays = self._arrays(part, first)
+        except _Nested:
+            # Undo what this part added, then read its answer objects as columns.
+            del self.names[known:]
+            del self.chunks[known:]
+            part = [_flatten(r, first + i) for i, r in enumerate(part)]
+            self.flattened = True
+            arrays = self._arrays(part, first)
+        for j, array in enumerate(arrays):
+            self.chunks[j].append(array)
+        self.rows += len(part)
+        self.record += len(part)
+
+    def _arrays(self, part: list[Any], first: int) -> list[pa.Array]:
         if not self.names and part:
             self.names = list(part[0])
             self.chunks = [[] for _ in self.names]
@@ -96,10 +124,7 @@ class _Builder:
                 values = list(zip(*got, strict=True)) if n > 1 else [[g for g in got]]
         if values is None:
             values = self._slow(part, first)
-        for j, column in enumerate(values):
-            self.chunks[j].append(_column(column, first, self.names[j]))
-        self.rows += len(part)
-        self.record += len(part)
+        return [_column(column, first, self.names[j]) for j, column in enumerate(values)]
 
     def _slow(self, part: list[Any], first: int) -> list[Sequence[Any]]:
         known = set(self.names)
@@ -128,36 +153,160 @@ class _Builder:
         return chunk
 
 
-def _loads(data: bytes | memoryview | bytearray, base: int, record: int) -> Any:
-    try:
-        return orjson.loads(data)
-    except orjson.JSONDecodeError as exc:
-        raw = bytes(data)
-        line_start = 0
-        for _ in range(exc.lineno - 1):
-            line_start = raw.find(b"\n", line_start) + 1
-        line_end = raw.find(b"\n", line_start)
-        line_bytes = raw[line_start : line_end if line_end >= 0 else len(raw)]
-        col = len(line_bytes.decode("utf-8", "replace")[: exc.colno - 1].encode("utf-8"))
-        offset = min(len(raw), line_start + col)
-        hint = f"; first bytes {first_bytes(raw[:40])}" if base == 0 and offset < 8 else ""
-        raise ResultsParseError(
-            f"malformed JSON: {exc.msg}{hint}",
-            format="JSON",
-            offset=max(0, base + offset),
-            line=None if base else exc.lineno,
-            record=record,
-        ) from exc
+def _flatten(record: dict[str, Any], index: int) -> dict[str, Any]:
+    """A record whose objects (e.g. ``"answers": {"Q1": "7"}``) are spliced in as fields."""
+    out: dict[str, Any] = {}
+    for key, value in record.items():
+        inner = value.items() if type(value) is dict else ((key, value),)
+        for name, item in inner:
+            if name in out:
+                raise ResultsParseError(
+                    f"field {name!r} appears twice in one record",
+                    format="JSON",
+                    record=index,
+                )
+            out[name] = item
+    return out
 
 
-def _top(doc: Any) -> list[Any]:
+def _top(doc: Any) -> tuple[list[Any], int]:
+    """The records of a document, and the keys of an object wrapping them.
+
+    A top-level array is the records; an object with one array among its values (e.g.
+    ``{"data": [...], "total": 31}``) wraps them; an object without any is one record.
+    """
     if isinstance(doc, list):
-        return doc
+        return doc, 0
+    if isinstance(doc, dict):
+        arrays = [key for key, value in doc.items() if isinstance(value, list)]
+        if len(arrays) == 1:
+            return doc[arrays[0]], len(doc)
+        if not arrays:
+            return [doc], 0
+        raise ResultsParseError(
+            f"the top-level JSON object holds several arrays ({', '.join(map(repr, arrays))}); "
+            "expected one array of records",
+            format="JSON",
+            offset=0,
+        )
     raise ResultsParseError(
         f"the top-level JSON value is a {type(doc).__name__}, expected an array of records",
         format="JSON",
         offset=0,
     )
+
+
+def _parse(data: bytes | memoryview | bytearray, base: int, record: int) -> Any:
+    """The document, or the records of newline-delimited JSON as one array."""
+    try:
+        return orjson.loads(data)
+    except orjson.JSONDecodeError as exc:
+        ndjson = _ndjson(data, base, record)
+        if ndjson is None:
+            raise _error(data, exc, base, record) from exc
+        return ndjson
+
+
+def _ndjson(data: bytes | memoryview | bytearray, base: int, record: int) -> list[Any] | None:
+    """Records one per line (NDJSON), or None when the first line is not a whole object."""
+    raw = bytes(data)
+    lines = raw.split(b"\n")
+    first = next((i for i, line in enumerate(lines) if line.strip()), None)
+    if first is None or not lines[first].lstrip().startswith(b"{"):
+        return None
+    try:
+        orjson.loads(lines[first])
+    except orjson.JSONDecodeError:
+        return None
+    kept = [line for line in lines if line.strip()]
+    try:
+        return list(orjson.loads(b"[" + b",".join(kept) + b"]"))
+    except orjson.JSONDecodeError:
+        pass
+    start, n = 0, 0
+    for line in lines:  # find the bad line, to say where it is
+        if line.strip():
+            try:
+                orjson.loads(line)
+            except orjson.JSONDecodeError as exc:
+                raise _error(line, exc, base + start, record + n) from exc
+            n += 1
+        start += len(line) + 1
+    return None
+
+
+def _error(
+    data: bytes | memoryview | bytearray, exc: orjson.JSONDecodeError, base: int, record: int
+) -> ResultsParseError:
+    raw = bytes(data)
+    if "UTF-8" in exc.msg:
+        try:
+            raw.decode("utf-8")
+        except UnicodeDecodeError as bad:
+            return ResultsParseError(
+                f"invalid UTF-8 ({bad.reason})",
+                format="JSON",
+                offset=base + bad.start,
+                line=None if base else raw.count(b"\n", 0, bad.start) + 1,
+                record=record,
+            )
+    line_start = 0
+    for _ in range(exc.lineno - 1):
+        line_start = raw.find(b"\n", line_start) + 1
+    line_end = raw.find(b"\n", line_start)
+    line_bytes = raw[line_start : line_end if line_end >= 0 else len(raw)]
+    col = len(line_bytes.decode("utf-8", "replace")[: exc.colno - 1].encode("utf-8"))
+    offset = min(len(raw), line_start + col)
+    hint = f"; first bytes {first_bytes(raw[:40])}" if base == 0 and offset < 8 else ""
+    return ResultsParseError(
+        f"malformed JSON: {exc.msg}{hint}",
+        format="JSON",
+        offset=max(0, base + offset),
+        line=None if base else exc.lineno,
+        record=record,
+    )
+
+
+def _check_duplicates(raw: bytes, doc: Any, records: list[Any], wrapper: int, first: int) -> None:
+    """Refuse a key twice in one record, which every JSON parser silently resolves."""
+    text = key_count(raw)
+    try:
+        parsed = wrapper + sum(map(len, records))
+    except TypeError:
+        return  # a record that is not an object: the builder says which
+    if text is not None and text == parsed:
+        return
+    if text is not None and text == count_keys(doc):
+        return  # objects inside records or beside them: counted, and all accounted for
+    # Look closer: with a parser that sees every key (slow, so only when the counts
+    # differ: a repeated key, text starting with ":", or unusual spacing).
+    body = raw.decode("utf-8", "replace")
+    try:
+        slow = json.loads(body, object_pairs_hook=pairs)
+    except json.JSONDecodeError:
+        lines = [line for line in body.split("\n") if line.strip()]
+        slow = [json.loads(line, object_pairs_hook=pairs) for line in lines]
+    if repeated(slow, deep=False) is not None:
+        raise ResultsParseError(
+            f"key {repeated(slow, deep=False)!r} appears twice in the top-level object",
+            format="JSON",
+        )
+    rows, _ = _top(slow)
+    for i, row in enumerate(rows):
+        key = repeated(row)
+        if key is not None:
+            raise ResultsParseError(
+                f"field {key!r} appears twice in one record", format="JSON", record=first + i
+            )
+
+
+def _records(data: bytes | memoryview | bytearray, base: int, first: int) -> list[Any]:
+    """The records of a whole document (any layout), checked for repeated keys."""
+    doc = _parse(data, base, first)
+    records, wrapper = _top(doc)
+    raw = data if isinstance(data, bytes) else bytes(data)
+    _check_duplicates(raw, doc, records, wrapper, first)
+    return records
 
 
 def iter_json(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
@@ -168,10 +317,10 @@ def iter_json(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
             yield fast
             return
         builder = _Builder(None, fixed=False)
-        doc = _top(_loads(payload.whole(), 0, 0))
+        records = _records(payload.whole(), 0, 0)
         payload.data = None  # the parsed document replaces the bytes
-        builder.add(doc)
-        del doc
+        builder.add(records)
+        del records
         yield builder.take()
         return
     yield from _iter_lines(payload)
@@ -291,6 +440,7 @@ def _block(
         rows = orjson.loads(b"[" + body + b"]")
     except orjson.JSONDecodeError:
         return state, False
+    _check_duplicates(b"[" + body + b"]", rows, rows, 0, builder.record)
     builder.add(rows)
     return state, True
 
@@ -303,7 +453,7 @@ def _fallback(
     for chunk in rest:
         buffer += chunk
     offset = base - (1 if state == "body" else 0)
-    doc = _top(_loads(buffer, offset, builder.record))
+    records = _records(buffer, offset, builder.record)
     del buffer
-    builder.add(doc)
+    builder.add(records)
     yield builder.take()

@@ -9,7 +9,7 @@ import pandas as pd
 import pyarrow as pa
 
 from surveykit.errors import ResultsParseError
-from surveykit.results._common import RawChunk
+from surveykit.results._common import RawChunk, column_names
 from surveykit.results._csv import Predictor, iter_csv
 from surveykit.results._json import iter_json
 from surveykit.results._source import (
@@ -36,11 +36,12 @@ def read_results(
     format: str | None = ...,
     *,
     header: bool = ...,
-    names: Sequence[str] | None = ...,
+    names: Sequence[Any] | None = ...,
     chunksize: None = ...,
     dtypes: Mapping[str, Any] | None = ...,
     infer_types: bool = ...,
     max_bytes: int | None = ...,
+    encoding: str | None = ...,
 ) -> pd.DataFrame: ...
 
 
@@ -50,11 +51,12 @@ def read_results(
     format: str | None = ...,
     *,
     header: bool = ...,
-    names: Sequence[str] | None = ...,
+    names: Sequence[Any] | None = ...,
     chunksize: int,
     dtypes: Mapping[str, Any] | None = ...,
     infer_types: bool = ...,
     max_bytes: int | None = ...,
+    encoding: str | None = ...,
 ) -> Iterator[pd.DataFrame]: ...
 
 
@@ -63,11 +65,12 @@ def read_results(
     format: str | None = None,
     *,
     header: bool = True,
-    names: Sequence[str] | None = None,
+    names: Sequence[Any] | None = None,
     chunksize: int | None = None,
     dtypes: Mapping[str, Any] | None = None,
     infer_types: bool = True,
     max_bytes: int | None = None,
+    encoding: str | None = None,
 ) -> pd.DataFrame | Iterator[pd.DataFrame]:
     """Read survey results (CSV, PIPE, TAB, XML or JSON) into a typed DataFrame.
 
@@ -79,9 +82,11 @@ def read_results(
         format: ``"CSV"``, ``"PIPE"``, ``"TAB"``, ``"XML"`` or ``"JSON"``; ``None``
             sniffs it from the first bytes.
         header: whether delimited results start with a header record. Without one,
-            columns are named by ``names`` or ``col1``, ``col2``, ...
+            columns are named by ``names`` or ``column_1``, ``column_2``, ... (with a
+            :class:`~surveykit.results.ResultsNotice` warning).
         names: column names to use instead of the header's (same number of columns;
-            renames XML and JSON columns in their order too).
+            renames XML and JSON columns in their order too): names, or a codebook-like
+            list of entries with a ``name`` (or ``column``, ``key``) key or attribute.
         chunksize: return an iterator of DataFrames of this many rows instead. Types are
             decided on the first chunk; a later value that does not fit raises
             :class:`~surveykit.ResultsParseError` (pass ``dtypes`` to fix them).
@@ -89,6 +94,8 @@ def read_results(
             ``"datetime"`` or ``"category"`` (or the pandas dtype), instead of inference.
         infer_types: when false, columns not in ``dtypes`` stay text.
         max_bytes: refuse payloads larger than this.
+        encoding: the payload's text encoding when it is not UTF-8 (e.g. ``"cp1252"``);
+            without it, bytes that are not UTF-8 are an error naming their byte offset.
 
     Returns:
         A DataFrame with a RangeIndex; see ``docs/results-format.md`` for the types.
@@ -100,7 +107,8 @@ def read_results(
     """
     if chunksize is not None and chunksize < 1:
         raise ValueError("chunksize must be at least 1")
-    payload = Payload(source, max_bytes=max_bytes)
+    names = column_names(names)
+    payload = Payload(source, max_bytes=max_bytes, encoding=encoding)
     try:
         fmt = _format(payload, normalize_format(format))
     except BaseException:
@@ -120,7 +128,7 @@ def _format(payload: Payload, given: str | None) -> str | None:
         head = payload.head()
     except ResultsParseError as exc:
         raise ResultsParseError(
-            str(exc.args[0]).split(" (format")[0], format=given or "?", offset=exc.offset
+            exc.detail, format=given or "?", offset=exc.offset, line=exc.line
         ) from None
     if not head.strip() or looks_like_no_results(head):
         return None

@@ -7,6 +7,7 @@ iterable of ``bytes`` chunks (an HTTP body being streamed).
 
 from __future__ import annotations
 
+import codecs
 import contextlib
 import io
 import mmap
@@ -47,7 +48,9 @@ class Payload:
     :meth:`chunks` without a second full copy. ``max_bytes`` bounds what is read.
     """
 
-    def __init__(self, source: Source, *, max_bytes: int | None = None) -> None:
+    def __init__(
+        self, source: Source, *, max_bytes: int | None = None, encoding: str | None = None
+    ) -> None:
         self.max_bytes = max_bytes
         self.data: bytes | memoryview | None = None
         self._chunks: Iterator[bytes] | None = None
@@ -74,6 +77,12 @@ class Payload:
             self._chunks = (bytes(c) if not isinstance(c, bytes) else c for c in source)
         else:
             raise TypeError(f"cannot read results from {type(source).__name__}")
+        if encoding is not None and codecs.lookup(encoding).name != "utf-8":
+            if self.data is not None:
+                self.data = _transcode_all(self.data, encoding)
+            else:
+                assert self._chunks is not None
+                self._chunks = _transcode(self._chunks, encoding)
         if self.data is not None:
             if max_bytes is not None and len(self.data) > max_bytes:
                 raise ResultsParseError(
@@ -159,6 +168,41 @@ class Payload:
         if self._close is not None:
             self._close.close()
             self._close = None
+
+
+def _decode_error(exc: UnicodeDecodeError, base: int, encoding: str) -> ResultsParseError:
+    return ResultsParseError(
+        f"bytes that are not {encoding}: {exc.reason}", format="?", offset=base + exc.start
+    )
+
+
+def _transcode_all(data: bytes | memoryview, encoding: str) -> bytes:
+    try:
+        return bytes(data).decode(encoding).encode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, 0, encoding) from None
+
+
+def _transcode(chunks: Iterator[bytes], encoding: str) -> Iterator[bytes]:
+    """Chunks of another encoding as UTF-8 (a character cut between chunks is kept)."""
+    decoder = codecs.getincrementaldecoder(encoding)()
+    seen = 0
+    for chunk in chunks:
+        held = len(decoder.getstate()[0])  # bytes of a character cut at the last chunk
+        try:
+            text = decoder.decode(chunk)
+        except UnicodeDecodeError as exc:
+            raise _decode_error(exc, seen - held, encoding) from None
+        seen += len(chunk)
+        if text:
+            yield text.encode("utf-8")
+    held = len(decoder.getstate()[0])
+    try:
+        tail = decoder.decode(b"", final=True)
+    except UnicodeDecodeError as exc:
+        raise _decode_error(exc, seen - held, encoding) from None
+    if tail:
+        yield tail.encode("utf-8")
 
 
 def _chain(first: list[bytes], rest: Iterator[bytes]) -> Iterator[bytes]:

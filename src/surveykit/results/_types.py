@@ -336,26 +336,33 @@ def _parser(plan: ColumnPlan) -> Callable[[Column], Any]:
     return _PARSERS[plan.type]
 
 
-def _try(kind: str, arr: Column, first: str | None) -> Any:
+def _try(kind: str, arr: Column, head: list[str]) -> Any:
     """The typed column, or None when a value does not fit (a sample is tried first).
 
-    ``first`` is the column's first value (see :func:`_first_value`).
+    ``head`` holds the column's first values (see :func:`_head_values`).
     """
     if arr.null_count == len(arr):
         return None
-    if first is not None and not _QUICK[kind](first):
-        return None  # the first value already fails: no need to run the parser
+    quick = _QUICK[kind]
+    if not all(map(quick, head)):
+        return None  # a value already fails: no need to run the parser
     parse = _PARSERS[kind]
     if len(arr) > _SAMPLE and parse(arr.slice(0, _SAMPLE)) is None:
         return None
     return parse(arr)
 
 
-def _first_value(arr: Column) -> str | None:
-    for value in arr.slice(0, 64).to_pylist():
-        if value is not None:
-            return str(value)
-    return None
+def _head_values(arr: Column) -> list[str]:
+    """Values to check before parsing: all of a short column, else the first one.
+
+    Checking every value of a short column costs less than one failed cast (a payload
+    of 100,000 columns and 2 rows types 100,000 such columns).
+    """
+    values = [str(v) for v in arr.slice(0, _HEAD).to_pylist() if v is not None]
+    return values if len(arr) <= _HEAD else values[:1]
+
+
+_HEAD: Final = 64
 
 
 _INT_TEXT: Final = re.compile(r"-?[0-9]+")
@@ -374,11 +381,13 @@ def _encode(arr: Column) -> Any:
     return pc.dictionary_encode(flat)
 
 
-def _few_distinct(arr: Column) -> Any:
+def _few_distinct(arr: Column, head: list[str]) -> Any:
     """The dictionary-encoded column when it has few distinct values, else None."""
     valid = len(arr) - arr.null_count
     if valid == 0:
         return None
+    if len(arr) <= _HEAD and len(set(head)) * 2 > valid:
+        return None  # a short column (``head`` is all of it) with too many values
     if pc.count_distinct(arr.slice(0, _SAMPLE)).as_py() > CATEGORY_MAX_DISTINCT:
         return None
     encoded = _encode(arr)
@@ -393,13 +402,13 @@ def _infer(name: str, arr: Column) -> tuple[TypeName, Any]:
     if _is_text_name(name):
         return "string", None
     kind: TypeName
-    first = _first_value(arr)
+    head = _head_values(arr)
     for kind in ("boolean", "Int64", "float64", "datetime"):
-        typed = _try(kind, arr, first)
+        typed = _try(kind, arr, head)
         if typed is not None:
             return kind, typed
     if not is_respondent_column(name):
-        encoded = _few_distinct(arr)
+        encoded = _few_distinct(arr, head)
         if encoded is not None:
             return "category", encoded
     return "string", None
@@ -611,6 +620,7 @@ def _type_error(plan: ColumnPlan, arr: Column, format: str, first_record: int) -
 
 
 _POOL: ThreadPoolExecutor | None = None
+_PARALLEL_ROWS: Final = 4096
 
 
 def _pool() -> ThreadPoolExecutor:
@@ -643,14 +653,13 @@ def build_frame(
         (name, arr, plans[j] if plans is not None else None, given.get(name), kinds.get(j))
         for j, (name, arr) in enumerate(zip(names, columns, strict=True))
     ]
-    done = list(
-        _pool().map(
-            lambda job: _one_column(
-                job[0], job[1], job[2], job[3], infer, format, first_record, job[4]
-            ),
-            jobs,
-        )
-    )
+
+    def one(job: tuple[Any, ...]) -> tuple[ColumnPlan, Any]:
+        return _one_column(job[0], job[1], job[2], job[3], infer, format, first_record, job[4])
+
+    # Short columns are typed in this thread: handing each to the pool costs more than
+    # typing it (a payload of 100,000 columns and 2 rows).
+    done = list(_pool().map(one, jobs) if nrows >= _PARALLEL_ROWS else map(one, jobs))
     index = pd.RangeIndex(first_record, first_record + nrows)
     new_plans = [plan for plan, _ in done]
     if not done:

@@ -19,6 +19,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
+from surveykit.results._layouts import applies, check_layout, write_layout
 from surveykit.results._names import encode_name
 from surveykit.results._source import DELIMITERS, normalize_format
 from surveykit.results._types import _ILLEGAL_XML_RE, to_text
@@ -78,6 +79,7 @@ def write_results(
     *,
     header: bool = True,
     chunk_rows: int = 100_000,
+    layout: str = "documented",
 ) -> Iterator[bytes]:
     """Encode results as CSV, PIPE, TAB, XML or JSON, yielding the payload in pieces.
 
@@ -90,6 +92,12 @@ def write_results(
         header: write the header record (CSV, PIPE and TAB only; XML always lists its
             columns in ``<Columns>`` and JSON records carry their keys).
         chunk_rows: rows encoded per piece.
+        layout: ``"documented"`` (``docs/results-format.md``), or another layout a
+            platform may send and the readers accept (see
+            :data:`surveykit.results.LAYOUTS`): ``"bom"``, ``"crlf"``,
+            ``"trailing-delimiter"`` (CSV, PIPE, TAB), ``"aspnet"``, ``"namespaced"``,
+            ``"attributes"`` (XML), ``"wrapped"``, ``"ndjson"``, ``"typed"``,
+            ``"nested"`` (JSON). A layout that does not concern the format changes nothing.
 
     Example:
         >>> pieces = write_results(pd.DataFrame({"Q1": ["a,b", None]}), "CSV")
@@ -101,11 +109,29 @@ def write_results(
     if chunk_rows < 1:
         raise ValueError("chunk_rows must be at least 1")
     frames = _frames(table, chunk_rows)
+    if layout == "bom" and check_layout(layout):
+        return _with_bom(write_results(table, fmt, header=header, chunk_rows=chunk_rows))
+    if applies(layout, fmt):
+        return write_layout(_text_rows(frames), fmt, layout, header)
     if fmt in DELIMITERS:
         return _write_delimited(frames, fmt, header)
     if fmt == "XML":
         return _write_xml(frames)
     return _write_json(frames)
+
+
+def _with_bom(pieces: Iterator[bytes]) -> Iterator[bytes]:
+    yield b"\xef\xbb\xbf"
+    yield from pieces
+
+
+def _text_rows(
+    frames: Iterator[pd.DataFrame],
+) -> Iterator[tuple[list[str], list[list[str | None]]]]:
+    names: list[str] | None = None
+    for frame in frames:
+        names = _same_names(names, frame)
+        yield names, [t.to_pylist() for t in _texts(frame, names)] if len(frame) else []
 
 
 def _same_names(names: list[str] | None, frame: pd.DataFrame) -> list[str]:

@@ -1,6 +1,6 @@
 """XML results, read with a hardened lxml pull parser into column arrays.
 
-Layout::
+Documented layout::
 
     <?xml version="1.0" encoding="UTF-8"?>
     <Results>
@@ -9,8 +9,12 @@ Layout::
     </Results>
 
 ``Columns`` (optional when reading) gives the column names and order; without it columns
-are taken in order of first appearance. In a ``Result``, an absent element or one with
-``nil="true"`` (any namespace, e.g. ``xsi:nil``) is missing; an empty element is ``""``.
+are taken in order of first appearance. Readers take any root name and any record name
+(the repeated child of the root, e.g. ASP.NET's ``<ArrayOfSurveyResult>`` of
+``<SurveyResult>``), a default namespace, and fields as child elements or as attributes
+of the record; an element or attribute not in ``Columns`` becomes a column. In a record,
+an absent element or one with ``nil="true"`` (any namespace, e.g. ``xsi:nil``) is
+missing; an empty element is ``""``.
 Values XML 1.0 cannot carry (U+0000-U+0008, U+000B, U+000C, U+000E-U+001F, U+FFFE,
 U+FFFF) are written in base64 of their UTF-8, and the ``Result`` lists those elements in
 its ``base64`` attribute.
@@ -40,26 +44,77 @@ _BATCH: Final = 65_536
 _FORBIDDEN: Final = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
 _TAG: Final = operator.attrgetter("tag")
 _TEXT: Final = operator.attrgetter("text")
-# Whether a value element of some row holds an element (checked once per batch of rows).
-_has_nested: Final = etree.XPath("boolean(Result/*/*)")
-# Whether some value element of a batch of rows may be marked nil (then each is checked).
-_may_have_nil: Final = etree.XPath("boolean(Result/*/@*[local-name() = 'nil'])")
-# Whether some row of a batch has values written in base64.
-_has_base64: Final = etree.XPath("boolean(Result/@base64)")
+# Checked once per batch of rows, on the root (the batch's records are its children):
+# whether a value element of some row holds an element,
+_has_nested: Final = etree.XPath("boolean(*/*/*)")
+# whether some value element may be marked nil (then each is checked),
+_may_have_nil: Final = etree.XPath("boolean(*/*/@*[local-name() = 'nil'])")
+# whether some row has values written in base64,
+_has_base64: Final = etree.XPath("boolean(*/@base64)")
+# and whether some row carries fields as attributes.
+_has_attributes: Final = etree.XPath("boolean(*/@*[namespace-uri() = '' and name() != 'base64'])")
+# How far into the payload the first record is looked for (past a long <Columns>).
+_DETECT_MAX: Final = 256 << 20
+_SAFE: Final[dict[str, Any]] = {
+    "resolve_entities": False,
+    "no_network": True,
+    "load_dtd": False,
+    "dtd_validation": False,
+    "huge_tree": False,
+    "remove_pis": True,
+    "collect_ids": False,
+}
 
 
-def _parser() -> Any:
-    return etree.XMLPullParser(
-        events=("end",),
-        tag=("Result", "Columns"),
-        resolve_entities=False,
-        no_network=True,
-        load_dtd=False,
-        dtd_validation=False,
-        huge_tree=False,
-        remove_pis=True,
-        collect_ids=False,
-    )
+def _parser(record: str | None, columns: str) -> Any:
+    tags = (record, columns) if record is not None else (columns,)
+    return etree.XMLPullParser(events=("end",), tag=tags, **_SAFE)
+
+
+def _local(tag: str) -> str:
+    return tag.rpartition("}")[2]
+
+
+def _namespace(tag: str | None) -> str:
+    return tag[: tag.index("}") + 1] if tag and tag.startswith("{") else ""
+
+
+def _detect(payload: Payload) -> tuple[str | None, str | None]:
+    """The root's tag and the record's tag (the root's first child other than Columns).
+
+    ``None`` where the start of the payload does not tell (no record, or malformed XML,
+    which the real parse then reports).
+    """
+    parser: Any = etree.XMLPullParser(events=("start", "end"), **_SAFE)
+    size, fed, depth = 64 * 1024, 0, 0
+    root: str | None = None
+    while True:
+        head = payload.head(size)
+        if _FORBIDDEN.search(head):
+            return None, None
+        failed = False
+        try:
+            parser.feed(head[fed:])
+        except etree.XMLSyntaxError:
+            failed = True  # the events before the fault still tell
+        fed = len(head)
+        try:
+            for event, elem in parser.read_events():
+                if not isinstance(elem.tag, str):
+                    continue
+                if event == "end":
+                    depth -= 1
+                    continue
+                depth += 1
+                if depth == 1:
+                    root = elem.tag
+                elif depth == 2 and _local(elem.tag) != "Columns":
+                    return root, elem.tag
+        except etree.XMLSyntaxError:
+            failed = True
+        if failed or len(head) < size or size >= _DETECT_MAX:
+            return root, None
+        size *= 4
 
 
 class _Columns:
@@ -70,10 +125,13 @@ class _Columns:
     step per row and value, the rest vectorised per column.
     """
 
-    def __init__(self, declared: list[str] | None) -> None:
+    def __init__(self, declared: list[str] | None, namespace: str = "") -> None:
         self.names: list[str] = list(declared) if declared else []
-        self.index: dict[str, int] = {encode_name(n): i for i, n in enumerate(self.names)}
-        self.declared = declared is not None
+        self.by_name: dict[str, int] = {n: i for i, n in enumerate(self.names)}
+        # Element tags (in the records' namespace) and attribute names ("@" + name).
+        self.index: dict[str, int] = {
+            namespace + encode_name(n): i for i, n in enumerate(self.names)
+        }
         self.patterns: dict[tuple[Any, ...], int] = {}
         self.positions: list[tuple[int, ...]] = []  # per pattern: column of each element
         self.flat: list[str | None] = []
@@ -92,17 +150,25 @@ class _Columns:
                 continue
             j = self.index.get(tag)
             if j is None:
-                if self.declared:
-                    return f"element <{tag}> is not declared in <Columns>"
-                j = len(self.names)
-                self.names.append(decode_name(tag))
+                # Not declared (or a new namespace, or an attribute): a column all the
+                # same, found by name; an unknown one is added.
+                name = decode_name(_local(tag.removeprefix("@")))
+                j = self.by_name.get(name)
+                if j is None:
+                    j = len(self.names)
+                    self.names.append(name)
+                    self.by_name[name] = j
+                    self.chunks.append(
+                        [pa.nulls(self.done, pa.large_string())] if self.done else []
+                    )
                 self.index[tag] = j
-                self.chunks.append([pa.nulls(self.done, pa.large_string())] if self.done else [])
             positions.append(j)
-        seen = [j for j in positions if j >= 0]
-        if len(set(seen)) != len(seen):
-            dup = next(t for t in tags if tags.count(t) > 1)
-            return f"element <{dup}> appears twice in one <Result>"
+        seen: set[int] = set()
+        for j in positions:
+            if j in seen:
+                return f"field {self.names[j]!r} appears twice in one record"
+            if j >= 0:
+                seen.add(j)
         pid = len(self.positions)
         self.positions.append(tuple(positions))
         self.patterns[tags] = pid
@@ -151,13 +217,17 @@ def iter_xml(
     payload: Payload, *, names: Sequence[str] | None, streaming: bool
 ) -> Iterator[RawChunk]:
     """Parse XML results into text columns."""
-    parser = _parser()
+    root_tag, record_tag = _detect(payload)
+    namespace = _namespace(root_tag)
+    columns_tag = namespace + "Columns"
+    parser = _parser(record_tag, columns_tag)
     cols: _Columns | None = None
     record = 0
     fed = 0
     tail = b""
     root: Any = None
     data = payload.data
+    root_name = f"<{_local(root_tag)}>" if root_tag else "the root"
 
     def error(message: str, exc: etree.XMLSyntaxError | None = None) -> ResultsParseError:
         line = exc.position[0] if exc is not None and exc.position else None
@@ -182,17 +252,18 @@ def iter_xml(
         parent = ended[0].getparent() if ended else None
         nil_possible = parent is None or bool(_may_have_nil(parent))
         special = parent is None or bool(_has_base64(parent))
+        attributes = parent is None or bool(_has_attributes(parent))
         for elem in ended:
             # After the first row, a <Columns> is just a row with unknown fields.
-            if cols is None and elem.tag == "Columns":
+            if cols is None and elem.tag == columns_tag:
                 declared = [c.text or "" for c in elem if isinstance(c.tag, str)]
                 if len(set(declared)) != len(declared):
                     raise error(f"duplicate column names in <Columns>: {declared!r}")
-                cols = _Columns(declared)
+                cols = _Columns(declared, _namespace(record_tag))
             else:
                 if cols is None:
                     cols = _Columns(None)
-                row(elem, cols, nil_possible, special)
+                row(elem, cols, nil_possible, special, attributes)
                 record += 1
             done.append(elem)
         if not done:
@@ -202,30 +273,37 @@ def iter_xml(
             # Some value holds an element: find the first such row to name it.
             for i, elem in enumerate(done):
                 bad = next((ch for ch in elem if len(ch)), None)
-                if bad is not None and elem.tag == "Result":
-                    record -= sum(1 for e in done[i:] if e.tag == "Result")
-                    raise error(f"element <{bad.tag}> has child elements")
+                if bad is not None and elem.tag == record_tag:
+                    record -= sum(1 for e in done[i:] if e.tag == record_tag)
+                    raise error(f"element <{_local(bad.tag)}> has child elements")
         if root is None:
             root = done[0].getparent()
             if root is None or root.getparent() is not None:
-                raise error(f"<{done[0].tag}> must be a child of the root <Results>")
+                raise error(f"<{_local(done[0].tag)}> must be a child of {root_name}")
         # Done elements are the root's first children unless something else sits there.
         k = len(done)
         if len(root) < k or root[k - 1] is not done[-1] or root[0] is not done[0]:
             for elem in done:
                 if elem.getparent() is not root:
-                    raise error(f"<{elem.tag}> must be a child of the root <Results>")
+                    raise error(f"<{_local(elem.tag)}> must be a child of {root_name}")
             for child in root:
                 if child not in done and isinstance(child.tag, str) and child is not root[-1]:
-                    raise error(f"unexpected element <{child.tag}> in <Results>")
+                    raise error(f"unexpected element <{_local(child.tag)}> in {root_name}")
             for elem in done:
                 root.remove(elem)
         else:
             del root[:k]
 
-    def row(elem: Any, c: _Columns, nil_possible: bool, special: bool) -> None:
+    def row(elem: Any, c: _Columns, nil_possible: bool, special: bool, attributes: bool) -> None:
         children = elem[:]
         tags = tuple(map(_TAG, children))
+        fields: list[tuple[str, str]] = []
+        if attributes:
+            fields = [(k, v) for k, v in elem.attrib.items() if k[0] != "{" and k != "base64"]
+            if fields:
+                tags = tuple("@" + k for k, _ in fields) + tags
+        if not tags and (elem.text or "").strip():
+            raise error(f"<{_local(elem.tag)}> holds text, not fields: not a record")
         pid = c.patterns.get(tags)
         if pid is None:
             learned = c.learn(tags)
@@ -233,7 +311,7 @@ def iter_xml(
                 raise error(learned)
             pid = learned
         encoded = elem.get("base64") if special else None
-        if not (encoded or nil_possible):
+        if not (encoded or nil_possible or fields):
             c.flat.extend(map(_TEXT, children))  # the common row: nothing to look at
             c.pids.append(pid)
             if len(c.pids) >= _BATCH:
@@ -241,7 +319,7 @@ def iter_xml(
             return
         texts = list(map(_TEXT, children))
         if nil_possible and None in texts:  # an empty element is "", unless marked nil
-            base = len(c.flat)
+            base = len(c.flat) + len(fields)
             c.nil.extend(
                 base + i
                 for i, (t, ch) in enumerate(zip(texts, children, strict=True))
@@ -249,13 +327,15 @@ def iter_xml(
             )
         if encoded:
             for tag in encoded.split():
-                i = tags.index(tag) if tag in tags else -1
+                i = next((i for i, ch in enumerate(children) if _local(ch.tag) == tag), -1)
                 if i < 0 or (texts[i] is None and _nil(children[i])):
-                    raise error(f"base64 names <{tag}>, which this <Result> lacks")
+                    raise error(f"base64 names <{tag}>, which this record lacks")
                 try:
                     texts[i] = base64.b64decode(texts[i] or "", validate=True).decode("utf-8")
                 except (binascii.Error, ValueError) as exc:
                     raise error(f"element <{tag}> is not valid base64 UTF-8") from exc
+        if fields:
+            c.flat.extend(v for _, v in fields)
         c.flat.extend(texts)
         c.pids.append(pid)
         if len(c.pids) >= _BATCH:
@@ -284,18 +364,18 @@ def iter_xml(
         process(parser.read_events())
     except etree.XMLSyntaxError as exc:
         with contextlib.suppress(etree.XMLSyntaxError):  # records done before the fault
-            record += sum(1 for _, el in parser.read_events() if el.tag == "Result")
+            record += sum(1 for _, el in parser.read_events() if el.tag == record_tag)
         hint = f"; first bytes {first_bytes(payload.head(40))}" if record == 0 else ""
         raise error(f"malformed XML: {exc.msg}{hint}", exc) from exc
     except (ValueError, LookupError, UnicodeError) as exc:  # bad encoding declarations etc.
+        if isinstance(exc, ResultsParseError):
+            raise
         raise error(f"malformed XML: {exc}") from exc
     if final.getroottree().docinfo.doctype:
         raise error("XML with a DOCTYPE is refused")
-    if final.tag != "Results":
-        raise error(f"the root element is <{final.tag}>, expected <Results>")
     for leftover in final:
         if isinstance(leftover.tag, str):
-            raise error(f"unexpected element <{leftover.tag}> in <Results>")
+            raise error(f"unexpected element <{_local(leftover.tag)}> in <{_local(final.tag)}>")
     if cols is None:
         cols = _Columns(None)
     cols.flush()

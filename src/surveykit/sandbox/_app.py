@@ -91,6 +91,8 @@ class SandboxApp(Starlette):
             exception_handlers={HTTPException: _problem},
         )
         self.sandbox_state = state
+        self.results_layout = "documented"
+        """The layout GetResults answers in (see :data:`surveykit.results.LAYOUTS`)."""
         self.sandbox_delivery: CallbackDelivery | None = None
         """The callback delivery worker (set by :class:`~surveykit.sandbox.Sandbox`)."""
 

@@ -136,11 +136,15 @@ def result_frames(
             yield from _generated(survey, columns, since, min_answered)
 
 
-def results_response(state: SandboxState, request: ResultsRequest) -> StreamingResponse:
-    """The streamed GetResults answer in the requested format."""
+def results_response(
+    state: SandboxState, request: ResultsRequest, *, layout: str = "documented"
+) -> StreamingResponse:
+    """The streamed GetResults answer in the requested format and layout."""
     # Resolve the reference now, so an unknown one is a 404 before streaming starts.
     state.result_ids(request.survey_reference)
     fmt = request.format.value
     frames = result_frames(state, request.survey_reference, request.since, request.sort_order)
-    body = write_results(frames, fmt, header=request.header is not False, chunk_rows=CHUNK_ROWS)
+    body = write_results(
+        frames, fmt, header=request.header is not False, chunk_rows=CHUNK_ROWS, layout=layout
+    )
     return StreamingResponse(body, media_type=MEDIA_TYPES[fmt])

@@ -278,7 +278,7 @@ async def get_results(request: Request) -> Response:
     if isinstance(data.get("format"), str) and not data["format"].strip():
         data.pop("format")
     body: ResultsRequest = _validate(ResultsRequest, data)
-    return results_response(_state(request), body)
+    return results_response(_state(request), body, layout=request.app.results_layout)
 
 
 # --------------------------------------------------------------------------- TinyUrl

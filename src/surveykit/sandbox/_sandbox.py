@@ -55,6 +55,9 @@ class Sandbox:
             operation and read.
         base_url: the address the app is known by (short links on its own host use the
             address of each request instead).
+        results_layout: the layout GetResults answers in: ``"documented"``
+            (``docs/results-format.md``) or another one a platform may send (see
+            :data:`surveykit.results.LAYOUTS`), to try readers against it.
 
     Example:
         >>> sandbox = Sandbox(seed=7)
@@ -75,13 +78,17 @@ class Sandbox:
         start: datetime = DEFAULT_START,
         realtime: bool = False,
         base_url: str = IN_PROCESS_URL,
+        results_layout: str = "documented",
     ) -> None:
+        from surveykit.results._layouts import check_layout
+
         store = SQLiteStore(db) if db is not None else MemoryStore()
         self._state = SandboxState(
             seed=seed, store=store, sample_data=sample_data, start=start, realtime=realtime
         )
         self.app = SandboxApp(self._state)
         """The Starlette ASGI application."""
+        self.app.results_layout = check_layout(results_layout)
         self._delivery = CallbackDelivery(self._state)
         self._state.event_sink = self._delivery.submit
         self.app.sandbox_delivery = self._delivery

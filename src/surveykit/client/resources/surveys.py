@@ -178,7 +178,7 @@ class Surveys(Resource[M]):
         The HTTP body is streamed into the parser as it arrives (sync client), so no
         second full copy of a large download is kept. CSV is the fastest format to read;
         every format gives the same DataFrame. With ``header=False`` pass ``names`` or get
-        ``col1``..``colN``.
+        ``column_1``..``column_N`` (with a ResultsNotice warning).
 
         Completeness: a download cut part-way raises
         :class:`~surveykit.APIConnectionError`. ``df.attrs["complete"]`` is True when the
