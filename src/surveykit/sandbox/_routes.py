@@ -32,6 +32,7 @@ from surveykit.sandbox._errors import (
     validation,
 )
 from surveykit.sandbox._records import KeywordRecord, ShortLink, iso
+from surveykit.sandbox._strict import boolean_errors
 from surveykit.sandbox._wire import read_body, render, render_error, xml_booleans
 from surveykit.sandbox.state import MAX_LINKS, SandboxState, User
 
@@ -121,6 +122,9 @@ def answer(request: Request, root: str, operation: Callable[[], Any]) -> Respons
 
 
 def _validate(model: Any, data: Mapping[str, Any]) -> Any:
+    wrong = boolean_errors(model, data)
+    if wrong:
+        raise validation(wrong)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -305,11 +309,13 @@ def short_url(request: Request, link: ShortLink) -> str:
 
 def _url_request(data: Any, where: str) -> UrlRequest:
     fields = fold(data, URL_FIELDS, "UrlModel")
-    try:
-        return UrlRequest.model_validate(fields)
-    except ValidationError as exc:
-        errors = {f"{where}.{k}" if where else k: v for k, v in errors_of(exc).items()}
-        raise validation(errors) from None
+    errors = boolean_errors(UrlRequest, fields)
+    if not errors:
+        try:
+            return UrlRequest.model_validate(fields)
+        except ValidationError as exc:
+            errors = errors_of(exc)
+    raise validation({f"{where}.{k}" if where else k: v for k, v in errors.items()})
 
 
 @api
