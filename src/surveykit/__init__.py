@@ -1,6 +1,7 @@
 """surveykit: the v3.2 messaging and survey platform from pandas and Jupyter."""
 
 from surveykit import analysis, models, weights
+from surveykit._doctor import doctor
 from surveykit._sync_results import SyncReport, sync_results
 from surveykit.batch import BatchResult, lookup_frame, preview_batch, send_batch
 from surveykit.callbacks import Listener, Receiver, callback_signature, campaign_funnel, listen
@@ -94,6 +95,7 @@ __all__ = [
     "callback_signature",
     "campaign_funnel",
     "campaign_status",
+    "doctor",
     "import_frame",
     "join_import_results",
     "label",
