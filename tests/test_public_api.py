@@ -74,3 +74,11 @@ def test_campaign_loop_names_are_the_campaign_package_objects() -> None:
     assert sk.plan_reminders is campaign.plan_reminders
     assert sk.OptOutList is campaign.OptOutList
     assert {"campaign_status", "plan_reminders", "OptOutList"} <= set(sk.__all__)
+
+
+def test_doctor_and_lookup_failed_error_are_public() -> None:
+    from surveykit import _doctor, errors
+
+    assert sk.doctor is _doctor.doctor and "doctor" in sk.__all__
+    assert sk.LookupFailedError is errors.LookupFailedError
+    assert issubclass(sk.LookupFailedError, sk.BadRequestError)
