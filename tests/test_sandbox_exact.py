@@ -213,3 +213,20 @@ def test_a_failed_lookup_is_a_400_with_its_lookup_response(
     looked = caught.value.lookup_response
     assert (looked.status, looked.reachable, looked.message_id) == ("Error", False, "Unknown")
     assert caught.value.body == answer.json()
+
+
+def test_results_header_as_text_is_a_400_in_json_and_a_boolean_in_xml(
+    http: httpx.Client,
+) -> None:
+    answer = http.post("/v3.2/Survey/GetResults",
+                       json={"surveyReference": "CSAT-SMS-2026", "format": "CSV",
+                             "header": "false"})
+    assert answer.status_code == 400 and list(answer.json()["errors"]) == ["header"]
+    xml = ("<ResultsRequestModel><surveyReference>CSAT-SMS-2026</surveyReference>"
+           "<format>CSV</format><header>false</header></ResultsRequestModel>")
+    answer = http.post("/v3.2/Survey/GetResults", content=xml,
+                       headers={"Content-Type": "application/xml"})
+    assert answer.status_code == 200
+    with_header = http.post("/v3.2/Survey/GetResults",
+                            json={"surveyReference": "CSAT-SMS-2026", "format": "CSV"})
+    assert with_header.text.splitlines()[1:] == answer.text.splitlines()

@@ -121,6 +121,13 @@ def answer(request: Request, root: str, operation: Callable[[], Any]) -> Respons
     return render(request, body, root=root)
 
 
+def _xml_scalars(request: Request, body: Any) -> Any:
+    # XML has only text: its true/false become booleans. A JSON body keeps its types, so a
+    # boolean written as "true" there is the 400 the reference gives for a wrong type.
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    return xml_booleans(body) if "xml" in media else body
+
+
 def _validate(model: Any, data: Mapping[str, Any]) -> Any:
     wrong = boolean_errors(model, data)
     if wrong:
@@ -277,7 +284,7 @@ async def get_results(request: Request) -> Response:
     """POST /v3.2/Survey/GetResults (streamed)."""
     from surveykit.sandbox._results import results_response
 
-    raw = xml_booleans(await read_body(request, xml=True))
+    raw = _xml_scalars(request, await read_body(request, xml=True))
     data = fold(raw, RESULTS_FIELDS, "ResultsRequestModel")
     if isinstance(data.get("format"), str) and not data["format"].strip():
         data.pop("format")
@@ -321,7 +328,7 @@ def _url_request(data: Any, where: str) -> UrlRequest:
 @api
 async def register(request: Request) -> Response:
     """POST /v3.2/TinyUrl/Register."""
-    body = xml_booleans(await read_body(request, xml=True))
+    body = _xml_scalars(request, await read_body(request, xml=True))
     link = _state(request).register_link(_url_request(body, ""))
     return render(request, link_body(request, link), root="ShortLink")
 
@@ -329,7 +336,7 @@ async def register(request: Request) -> Response:
 @api
 async def register_list(request: Request) -> Response:
     """POST /v3.2/TinyUrl/RegisterList: ``urls`` then ``urlList``, answered in order."""
-    body = xml_booleans(await read_body(request, xml=True, lists=("urls", "urlList")))
+    body = _xml_scalars(request, await read_body(request, xml=True, lists=("urls", "urlList")))
     data = fold(body, ("urls", "urlList"), "UrlListModel")
     items: list[tuple[str, Any]] = []
     for name in ("urls", "urlList"):
