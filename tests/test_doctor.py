@@ -261,3 +261,22 @@ def test_doctor_refuses_bad_arguments() -> None:
             sk.doctor(client, lookup="0123")
         with pytest.raises(TypeError, match=r"surveykit\.Client"):
             sk.doctor(object())  # type: ignore[arg-type]
+
+
+def test_a_payload_that_is_not_the_format_is_reported_unreadable() -> None:
+    sandbox = Sandbox()
+
+    class Garble(Tamper):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            response = self.inner.handle_request(request)
+            if request.url.path.endswith("GetResults") and b'"XML"' in request.content:
+                response.read()
+                return httpx.Response(200, content=b"<Results><Result>", headers={
+                    "content-type": "application/xml"})
+            return response
+
+    with sk.Client(sandbox.base_url, sandbox.admin_token,
+                   transport=Garble(sandbox, "XML", None)) as client:
+        report = sk.doctor(client, survey=SURVEY)
+    assert [c.name for c in report if not c.ok] == ["results XML"]
+    assert report["results XML"].detail.startswith("unreadable as XML: ")

@@ -251,6 +251,9 @@ class _Doctor:
             except (SurveykitError, ValueError) as error:
                 self.add(name, False, f"unreadable as {fmt}: {error}")
                 continue
+            except Exception as error:  # a reader's bug is a finding too, not a traceback
+                self.add(name, False, f"unreadable as {fmt}: {type(error).__name__}: {error}")
+                continue
             frames[fmt] = frame
             self.add(name, True, f"{len(frame)} rows, {len(frame.columns)} columns")
         if len(frames) < 2:
