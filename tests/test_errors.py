@@ -235,10 +235,29 @@ def test_email_stop_list_rejection() -> None:
     assert caught.value.send_response.status is SendStatus.BLOCKED
 
 
-def test_a_send_response_shaped_400_elsewhere_is_a_plain_bad_request() -> None:
-    body = {"MessageID": "Unknown", "Status": "Error"}
-    with pytest.raises(sk.BadRequestError) as caught:
+def test_a_failed_lookup_carries_its_lookup_response() -> None:
+    body = {"messageID": "Unknown", "status": "Error", "carrier": "Unknown",
+            "reachable": False, "numberType": "Unknown"}
+    with pytest.raises(sk.LookupFailedError, match="lookup failed") as caught:
         client_answering(httpx.Response(400, json=body)).messages.lookup("447700900123")
+    looked = caught.value.lookup_response
+    assert isinstance(looked, sk.models.LookupResponse)
+    assert (looked.message_id, looked.status, looked.reachable) == ("Unknown", "Error", False)
+    assert isinstance(caught.value, sk.BadRequestError) and caught.value.status_code == 400
+    assert caught.value.body == body
+
+
+def test_a_lookup_400_without_a_lookup_response_is_a_plain_bad_request() -> None:
+    problem = {**PROBLEM, "errors": {"number": ["not a number"]}}
+    with pytest.raises(sk.BadRequestError) as caught:
+        client_answering(httpx.Response(400, json=problem)).messages.lookup("447700900123")
+    assert type(caught.value) is sk.BadRequestError
+
+
+def test_a_lookup_shaped_400_elsewhere_is_a_plain_bad_request() -> None:
+    body = {"messageID": "Unknown", "status": "Error", "reachable": False}
+    with pytest.raises(sk.BadRequestError) as caught:
+        client_answering(httpx.Response(400, json=body)).keywords.list()
     assert type(caught.value) is sk.BadRequestError
 
 
@@ -270,6 +289,7 @@ def test_hierarchy() -> None:
     ):
         assert issubclass(cls, sk.APIStatusError)
     assert issubclass(sk.SendRejectedError, sk.BadRequestError)
+    assert issubclass(sk.LookupFailedError, sk.BadRequestError)
 
 
 def test_results_parse_error_names_where() -> None:

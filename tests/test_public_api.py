@@ -184,3 +184,11 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
     assert set(sk.__all__) <= set(dir(sk))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sk.nope  # noqa: B018
+
+
+def test_doctor_and_lookup_failed_error_are_public() -> None:
+    from surveykit import _doctor, errors
+
+    assert sk.doctor is _doctor.doctor and "doctor" in sk.__all__
+    assert sk.LookupFailedError is errors.LookupFailedError
+    assert issubclass(sk.LookupFailedError, sk.BadRequestError)

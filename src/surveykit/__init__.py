@@ -19,6 +19,7 @@ from surveykit.errors import (
     ColumnMappingError,
     ConfigurationError,
     ConflictError,
+    LookupFailedError,
     NotFoundError,
     OutcomeUnknownError,
     PermissionDeniedError,
@@ -34,6 +35,7 @@ from surveykit.errors import (
 
 if _typing.TYPE_CHECKING:
     from surveykit import analysis, models, plots, weights, widgets
+    from surveykit._doctor import doctor
     from surveykit._sync_results import SyncReport, sync_results
     from surveykit.batch import (
         BatchInterrupted,
@@ -98,6 +100,7 @@ _LAZY: dict[str, str] = {
     "tidy_results": "surveykit.results",
     "write_results": "surveykit.results",
     "Sandbox": "surveykit.sandbox",
+    "doctor": "surveykit._doctor",
     "OptOutList": "surveykit.campaign",
     "campaign_status": "surveykit.campaign",
     "plan_reminders": "surveykit.campaign",
@@ -143,6 +146,7 @@ __all__ = [
     "ImportPlan",
     "ImportStoppedError",
     "Listener",
+    "LookupFailedError",
     "NotFoundError",
     "OptOutList",
     "OutcomeUnknownError",
@@ -165,6 +169,7 @@ __all__ = [
     "callback_signature",
     "campaign_funnel",
     "campaign_status",
+    "doctor",
     "import_frame",
     "join_import_results",
     "label",

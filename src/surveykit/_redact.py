@@ -102,9 +102,9 @@ def scrub_error(
 ) -> None:
     """Remove the credentials of ``request`` (and ``extra``) from ``error``, in place.
 
-    The message (``args``), ``body``, ``problem``, ``send_response``, ``response`` and
-    ``request`` of the error, and of the errors chained to it, are cleaned; the request's
-    credential headers are deleted.
+    The message (``args``), ``body``, ``problem``, ``send_response``, ``lookup_response``,
+    ``response`` and ``request`` of the error, and of the errors chained to it, are
+    cleaned; the request's credential headers are deleted.
     """
     secrets = credentials(request, extra)
     # Whether credentials went with the request outlives their removal (a 401 then says
@@ -132,7 +132,7 @@ def _scrub_one(error: BaseException, secrets: list[str]) -> None:
         return
     if "body" in attributes:
         attributes["body"] = _redact_value(attributes["body"], secrets)
-    for name in ("problem", "send_response"):
+    for name in ("problem", "send_response", "lookup_response"):
         model = attributes.get(name)
         if model is None:
             continue

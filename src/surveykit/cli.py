@@ -356,6 +356,7 @@ def _generated_spec(value: str) -> tuple[str, int]:
 
 
 def _register_commands() -> None:
+    from surveykit import _doctor_command
     from surveykit._campaign_commands import register as register_campaign
     from surveykit._commands import register
     from surveykit._report_command import report
@@ -363,6 +364,7 @@ def _register_commands() -> None:
     register(app)
     app.command("report")(report)
     register_campaign(app)
+    app.command("doctor")(_doctor_command.doctor)
 
 
 _register_commands()

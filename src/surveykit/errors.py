@@ -22,7 +22,8 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     ├── OutcomeUnknownError         a send may or may not have reached the server
     ├── APIStatusError              the server answered with an error status
     │   ├── BadRequestError             400
-    │   │   └── SendRejectedError       400 with a Send response (landline, blocked, stop list)
+    │   │   ├── SendRejectedError       400 with a Send response (landline, blocked, stop list)
+    │   │   └── LookupFailedError       400 with a LookupResponse (the lookup failed)
     │   ├── AuthenticationError         401
     │   ├── PermissionDeniedError       403
     │   ├── NotFoundError               404
@@ -81,7 +82,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import httpx
 
-    from surveykit.models import ProblemDetails, SendResponse
+    from surveykit.models import LookupResponse, ProblemDetails, SendResponse
 
 __all__ = [
     "APIConnectionError",
@@ -93,6 +94,7 @@ __all__ = [
     "ColumnMappingError",
     "ConfigurationError",
     "ConflictError",
+    "LookupFailedError",
     "NotFoundError",
     "OutcomeUnknownError",
     "PermissionDeniedError",
@@ -246,6 +248,25 @@ class SendRejectedError(BadRequestError):
     ) -> None:
         super().__init__(message, response=response, body=body)
         self.send_response = send_response
+
+
+class LookupFailedError(BadRequestError):
+    """400 whose body is a LookupResponse: the platform could not look the number up.
+
+    ``lookup_response`` holds the platform's answer (its status, ``Error`` or another,
+    and whatever carrier, reachability and number type it still reports).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        response: httpx.Response,
+        body: Any,
+        lookup_response: LookupResponse,
+    ) -> None:
+        super().__init__(message, response=response, body=body)
+        self.lookup_response = lookup_response
 
 
 class AuthenticationError(APIStatusError):

@@ -50,6 +50,7 @@ from surveykit.errors import (
     AuthenticationError,
     BadRequestError,
     ConflictError,
+    LookupFailedError,
     NotFoundError,
     OutcomeUnknownError,
     PermissionDeniedError,
@@ -60,7 +61,7 @@ from surveykit.errors import (
     UnexpectedResponseError,
     describe_request,
 )
-from surveykit.models import ProblemDetails, SendResponse
+from surveykit.models import LookupResponse, ProblemDetails, SendResponse
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -107,6 +108,7 @@ class APIRequest(Generic[T]):
         params: query parameters.
         idempotent: whether sending it twice is harmless; decides the retry policy.
         send_response_errors: whether a 400 may carry a Send response (landline, blocked).
+        lookup_response_errors: whether a 400 may carry a LookupResponse (a failed lookup).
         accept: the Accept header.
         stream: hand ``parse`` a response whose body has not been read, so it can consume
             ``response.iter_bytes()`` as it arrives (large results); the client closes it.
@@ -119,6 +121,7 @@ class APIRequest(Generic[T]):
     params: Mapping[str, str] | None = None
     idempotent: bool = False
     send_response_errors: bool = False
+    lookup_response_errors: bool = False
     accept: str = "application/json"
     stream: bool = False
 
@@ -310,6 +313,14 @@ def _looks_like_send_response(body: Any) -> bool:
     return "messageid" in keys and "status" in keys
 
 
+def _looks_like_lookup_response(body: Any) -> bool:
+    # A ProblemDetails has a status too: a LookupResponse names what it found of the number.
+    if not isinstance(body, dict):
+        return False
+    keys = {str(key).lower() for key in body}
+    return "status" in keys and bool(keys & {"messageid", "carrier", "reachable", "numbertype"})
+
+
 def _validation_summary(errors: Any) -> str:
     if isinstance(errors, dict):
         parts = []
@@ -353,6 +364,14 @@ def status_error(request: APIRequest[Any], response: httpx.Response) -> APIStatu
         )
         return SendRejectedError(
             f"{where}: send rejected ({detail})", response=response, body=body, send_response=sent
+        )
+    if status == 400 and request.lookup_response_errors and _looks_like_lookup_response(body):
+        looked = LookupResponse.model_validate(body)
+        return LookupFailedError(
+            f"{where}: lookup failed (status {looked.status})",
+            response=response,
+            body=body,
+            lookup_response=looked,
         )
     problem = _problem(body)
     if problem is not None:

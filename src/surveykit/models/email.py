@@ -33,6 +33,63 @@ NOT_ACCEPTED_FOR_EMAIL = {
 _NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 
 
+def _parts(value: str) -> list[str]:
+    """``value`` split at commas and semicolons outside quotes and angle brackets."""
+    parts: list[str] = []
+    current: list[str] = []
+    quoted = angled = False
+    for char in value:
+        if char == '"' and not angled:
+            quoted = not quoted
+        elif char == "<" and not quoted:
+            angled = True
+        elif char == ">" and not quoted:
+            angled = False
+        elif char in ",;" and not quoted and not angled:
+            parts.append("".join(current))
+            current = []
+            continue
+        current.append(char)
+    parts.append("".join(current))
+    return [part.strip() for part in parts if part.strip()]
+
+
+def _bare_addresses(part: str) -> int:
+    """How many ``@`` words stand outside a quoted name and an angle-bracketed address."""
+    outside: list[str] = []
+    quoted = angled = False
+    for char in part:
+        if char == '"' and not angled:
+            quoted = not quoted
+        elif char == "<" and not quoted:
+            angled = True
+        elif char == ">" and not quoted:
+            angled = False
+        elif not quoted and not angled:
+            outside.append(char)
+            continue
+        outside.append(" ")
+    return sum(1 for word in "".join(outside).split() if "@" in word)
+
+
+def recipient_count(value: str) -> int:
+    """How many recipients an email's ``To`` names.
+
+    The reference takes one recipient per request and does not validate address syntax,
+    so ``Ana Silva <ana@example.org>`` and ``"Silva, Ana" <ana@example.org>`` are one
+    recipient; a list separated by commas or semicolons (outside quotes and angle
+    brackets), or several bare addresses separated by spaces, is several.
+
+    Example:
+        >>> recipient_count("Ana Silva <ana@example.org>")
+        1
+        >>> recipient_count("ana@example.org; bo@example.org")
+        2
+    """
+    parts = _parts(value)
+    return sum(max(1, _bare_addresses(part)) for part in parts)
+
+
 class EmailRequest(RequestModel):
     """The body of POST /v3.2/Message/SendEmail.
 
@@ -81,7 +138,7 @@ class EmailRequest(RequestModel):
     @classmethod
     def _one_recipient(cls, value: str) -> str:
         value = value.strip()
-        if any(sep in value for sep in (",", ";")) or len(value.split()) > 1:
+        if recipient_count(value) > 1:
             raise ValueError(
                 f"To: one recipient per request, got {value!r}; send one email per address"
             )

@@ -32,6 +32,7 @@ from surveykit.sandbox._errors import (
     validation,
 )
 from surveykit.sandbox._records import KeywordRecord, ShortLink, iso
+from surveykit.sandbox._strict import boolean_errors
 from surveykit.sandbox._wire import read_body, render, render_error, xml_booleans
 from surveykit.sandbox.state import MAX_LINKS, SandboxState, User
 
@@ -120,7 +121,17 @@ def answer(request: Request, root: str, operation: Callable[[], Any]) -> Respons
     return render(request, body, root=root)
 
 
+def _xml_scalars(request: Request, body: Any) -> Any:
+    # XML has only text: its true/false become booleans. A JSON body keeps its types, so a
+    # boolean written as "true" there is the 400 the reference gives for a wrong type.
+    media = request.headers.get("content-type", "").partition(";")[0].strip().lower()
+    return xml_booleans(body) if "xml" in media else body
+
+
 def _validate(model: Any, data: Mapping[str, Any]) -> Any:
+    wrong = boolean_errors(model, data)
+    if wrong:
+        raise validation(wrong)
     try:
         return model.model_validate(data)
     except ValidationError as exc:
@@ -273,7 +284,7 @@ async def get_results(request: Request) -> Response:
     """POST /v3.2/Survey/GetResults (streamed)."""
     from surveykit.sandbox._results import results_response
 
-    raw = xml_booleans(await read_body(request, xml=True))
+    raw = _xml_scalars(request, await read_body(request, xml=True))
     data = fold(raw, RESULTS_FIELDS, "ResultsRequestModel")
     if isinstance(data.get("format"), str) and not data["format"].strip():
         data.pop("format")
@@ -305,17 +316,19 @@ def short_url(request: Request, link: ShortLink) -> str:
 
 def _url_request(data: Any, where: str) -> UrlRequest:
     fields = fold(data, URL_FIELDS, "UrlModel")
-    try:
-        return UrlRequest.model_validate(fields)
-    except ValidationError as exc:
-        errors = {f"{where}.{k}" if where else k: v for k, v in errors_of(exc).items()}
-        raise validation(errors) from None
+    errors = boolean_errors(UrlRequest, fields)
+    if not errors:
+        try:
+            return UrlRequest.model_validate(fields)
+        except ValidationError as exc:
+            errors = errors_of(exc)
+    raise validation({f"{where}.{k}" if where else k: v for k, v in errors.items()})
 
 
 @api
 async def register(request: Request) -> Response:
     """POST /v3.2/TinyUrl/Register."""
-    body = xml_booleans(await read_body(request, xml=True))
+    body = _xml_scalars(request, await read_body(request, xml=True))
     link = _state(request).register_link(_url_request(body, ""))
     return render(request, link_body(request, link), root="ShortLink")
 
@@ -323,7 +336,7 @@ async def register(request: Request) -> Response:
 @api
 async def register_list(request: Request) -> Response:
     """POST /v3.2/TinyUrl/RegisterList: ``urls`` then ``urlList``, answered in order."""
-    body = xml_booleans(await read_body(request, xml=True, lists=("urls", "urlList")))
+    body = _xml_scalars(request, await read_body(request, xml=True, lists=("urls", "urlList")))
     data = fold(body, ("urls", "urlList"), "UrlListModel")
     items: list[tuple[str, Any]] = []
     for name in ("urls", "urlList"):

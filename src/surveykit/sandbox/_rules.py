@@ -295,24 +295,28 @@ def _check_value(spec: ImportField, value: Any) -> str | None:
     return None
 
 
-def validate_record(fields: Sequence[ImportField], record: Any) -> tuple[dict[str, str], list[str]]:
+def validate_record(
+    fields: Sequence[ImportField], record: Any
+) -> tuple[dict[str, str], list[str], list[str]]:
     """Check one import record against an import definition.
 
-    Returns the record's values as strings (property names as the definition spells them)
-    and the problems found (empty when the record can be imported). Property names match
-    the definition's without regard to letter case; a property the definition does not
-    have is a problem, so nothing is silently dropped. Empty strings count as missing.
+    Returns the record's values as strings (property names as the definition spells them),
+    the problems found (empty when the record can be imported) and the properties the
+    definition does not have. Property names match the definition's without regard to
+    letter case. An unknown property does not fail the record: its value is not kept, and
+    the record's message names it, so nothing is silently dropped. Empty strings count as
+    missing.
     """
     if not isinstance(record, dict):
-        return {}, [f"a record must be an object, got {type(record).__name__}"]
+        return {}, [f"a record must be an object, got {type(record).__name__}"], []
     by_name = {spec.name.lower(): spec for spec in fields}
     values: dict[str, str] = {}
     problems: list[str] = []
+    unknown: list[str] = []
     for key, value in record.items():
         spec = by_name.get(str(key).lower())
         if spec is None:
-            known = ", ".join(f.name for f in fields)
-            problems.append(f"{key}: not a property of this import definition ({known})")
+            unknown.append(str(key))
             continue
         if value is None or (isinstance(value, str) and not value.strip()):
             continue
@@ -325,7 +329,14 @@ def validate_record(fields: Sequence[ImportField], record: Any) -> tuple[dict[st
     for spec in fields:
         if spec.required and spec.name not in values:
             problems.append(f"{spec.name}: required")
-    return values, problems
+    return values, problems, unknown
+
+
+def unknown_note(fields: Sequence[ImportField], unknown: Sequence[str]) -> str:
+    """The part of a record's message that names the properties its definition lacks."""
+    known = ", ".join(f.name for f in fields)
+    names = ", ".join(unknown)
+    return f"not imported: {names} (not a property of this import definition: {known})"
 
 
 # --------------------------------------------------------------------------- links
@@ -398,5 +409,6 @@ __all__ = [
     "segments",
     "short_code",
     "token_for",
+    "unknown_note",
     "validate_record",
 ]

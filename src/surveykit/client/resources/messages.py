@@ -147,12 +147,18 @@ class Messages(Resource[M]):
     def lookup(self, number: str) -> APIRequest[LookupResponse]:
         """Look a number up: reachability, carrier and number type.
 
-        ``number`` is E.164 digits without ``+`` (``447911123456``). A failed lookup raises
-        :class:`~surveykit.BadRequestError`.
+        ``number`` is E.164 digits without ``+`` (``447911123456``). A failed lookup (400
+        with a LookupResponse) raises :class:`~surveykit.LookupFailedError`, whose
+        ``lookup_response`` is the platform's answer; another 400 (a number the platform
+        does not take) a :class:`~surveykit.BadRequestError`.
         """
         if not isinstance(number, str) or not E164_DIGITS.fullmatch(number):
             sentence = f"number: {number!r} is not in the expected form; expected {E164_FORM}."
             raise ValidationError([("number", sentence)])
         return APIRequest(
-            "GET", f"/v3.2/Message/Lookup/{number}", parse_model(LookupResponse), idempotent=True
+            "GET",
+            f"/v3.2/Message/Lookup/{number}",
+            parse_model(LookupResponse),
+            idempotent=True,
+            lookup_response_errors=True,
         )

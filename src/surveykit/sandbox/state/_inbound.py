@@ -77,7 +77,16 @@ class Inbound(Messages):
             if kind == "Keyword" and keyword is not None:
                 event = self.emit("Keyword", status="Received", **common)
                 record = self.keywords[keyword.upper()]
-                if record.response and our_number and not _rules.is_branded(our_number):
+                # One answer, not two: a Keyword callback is response-type (the reference),
+                # so a receiver's answer is the reply; the keyword's own response is sent
+                # only when the event has no callback to go to.
+                answered_by_receiver = bool(event.callback)
+                if (
+                    record.response
+                    and not answered_by_receiver
+                    and our_number
+                    and not _rules.is_branded(our_number)
+                ):
                     self._auto_reply(our_number, from_number, record.response)
                 return event
             event = self.emit("Message", status="Received", **common)

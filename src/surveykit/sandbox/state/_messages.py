@@ -19,6 +19,7 @@ from surveykit.models.callbacks import metadata_list
 from surveykit.sandbox import _rules
 from surveykit.sandbox._errors import Rejection, TextError, errors_of, validation
 from surveykit.sandbox._records import CallbackTarget, MessageRecord, iso
+from surveykit.sandbox._strict import boolean_errors
 from surveykit.sandbox.state._callback import callback_target
 from surveykit.sandbox.state._core import CALLBACK_USER, User
 from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT, Schedule
@@ -288,11 +289,18 @@ class Messages(Schedule):
         raw = dict(body)
         metadata_raw = raw.pop("MetaData", None)
         callback_raw = raw.pop("Callback", None)
+        wrong = boolean_errors(EmailRequest, raw)
+        if wrong:
+            raise validation(wrong)
         try:
             request = EmailRequest.model_validate(raw)
         except ValueError as exc:
             raise validation(errors_of(exc)) from None
         try:
+            # On the wire MetaData is an array of single pairs; the client's convenience
+            # of a plain object is not the platform's.
+            if metadata_raw is not None and not isinstance(metadata_raw, list):
+                raise ValueError("MetaData: not an array")
             metadata = metadata_list(metadata_raw) or []
         except ValueError:
             raise TextError("There was a problem with the MetaData value") from None

@@ -59,14 +59,17 @@ class Surveys(StateCore):
             now = self.now()
             out = []
             for record in records:
-                values, problems = _rules.validate_record(survey.import_fields, record)
+                fields = survey.import_fields
+                values, problems, unknown = _rules.validate_record(fields, record)
                 item = {name: values.get(name) for name in RESPONDENT_FIELDS}
                 item["when"] = iso(now)
+                notes = [_rules.unknown_note(fields, unknown)] if unknown else []
                 if problems:
-                    item.update(status="Error", message="; ".join(problems))
+                    item.update(status="Error", message="; ".join([*problems, *notes]))
                 else:
                     added = self._upsert(survey, values, now)
-                    item.update(status="Success", message="Added" if added else "Updated")
+                    outcome = "Added" if added else "Updated"
+                    item.update(status="Success", message="; ".join([outcome, *notes]))
                 out.append(item)
             self._save_meta()
             return out
