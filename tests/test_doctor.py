@@ -24,6 +24,7 @@ from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit._doctor import FORMATS
 from surveykit.cli import app
 from surveykit.client import ASGIPortalTransport
+from surveykit.results import LAYOUTS
 from surveykit.sandbox import Sandbox
 
 SURVEY = "CSAT-SMS-2026"
@@ -280,3 +281,11 @@ def test_a_payload_that_is_not_the_format_is_reported_unreadable() -> None:
         report = sk.doctor(client, survey=SURVEY)
     assert [c.name for c in report if not c.ok] == ["results XML"]
     assert report["results XML"].detail.startswith("unreadable as XML: ")
+
+
+@pytest.mark.parametrize("layout", sorted(set(LAYOUTS) - {"documented"}))
+def test_every_results_layout_passes_and_reads_the_same(layout: str) -> None:
+    with sk.Sandbox(results_layout=layout) as sandbox, sk.Client.sandbox(sandbox) as client:
+        report = sk.doctor(client, survey=SURVEY)
+    assert report.ok, f"{layout}: {report}"
+    assert report["results agree"].ok
