@@ -26,7 +26,6 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from datetime import datetime, timedelta
 from typing import Any
@@ -41,6 +40,7 @@ from surveykit.models import CallbackSettings
 from surveykit.sandbox._data import generated_survey
 from surveykit.sandbox._errors import problem_body
 from surveykit.sandbox._records import SECRET_MASK, iso
+from surveykit.sandbox._wire import loads_json
 from surveykit.sandbox.state import SandboxState, callback_target
 
 Handler = Callable[[Request], Awaitable[Response]]
@@ -59,7 +59,7 @@ async def _json(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if not raw.strip():
         return {}
-    value = json.loads(raw)
+    value = loads_json(raw)
     if not isinstance(value, dict):
         raise ValueError("the body must be a JSON object")
     return value
@@ -83,9 +83,10 @@ def journal_entries(
 ) -> list[dict[str, Any]]:
     """Journal entries as JSON, filtered by kind, path (exact) and sequence number."""
     with state.transaction():
+        entries = state.refused if kind == "refused" else state.journal
         return [
             entry.to_json()
-            for entry in state.journal
+            for entry in entries
             if entry.seq > after
             and (kind is None or entry.kind == kind)
             and (path is None or entry.path == path)
