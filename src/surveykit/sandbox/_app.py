@@ -260,9 +260,7 @@ def _close(framing: bool) -> dict[str, str]:
 
 def _too_large(path: str, limit: int = MAX_BODY) -> Response:
     detail = (
-        f"The body is larger than {limit} bytes."
-        if limit
-        else "This route takes no request body."
+        f"The body is larger than {limit} bytes." if limit else "This route takes no request body."
     )
     return JSONResponse(
         problem_body(413, detail, instance=path), status_code=413, headers={"Connection": "close"}
