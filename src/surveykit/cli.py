@@ -154,8 +154,6 @@ def sandbox_serve(
     except ValueError as exc:
         typer.echo(f"surveykit: --generate: {exc}", err=True)
         raise typer.Exit(code=2) from None
-    import uvicorn
-
     from surveykit._net import bind, url_of
     from surveykit.sandbox import Sandbox
     from surveykit.sandbox._data import GENERATED_SURVEY_ID
@@ -207,10 +205,10 @@ def sandbox_serve(
         f"restricted_token={sandbox.restricted_token}\n"
     )
     sys.stdout.flush()
-    config = uvicorn.Config(sandbox.app, log_level=log_level, lifespan="off")
-    server = uvicorn.Server(config)
+    from surveykit.sandbox._serve import serve
+
     try:
-        server.run(sockets=[sock])
+        serve(sandbox, sock, log_level=log_level)  # stops within seconds of SIGTERM
     finally:
         sandbox.close()
 

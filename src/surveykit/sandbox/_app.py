@@ -8,6 +8,8 @@ Nothing is started at import or on lifespan events (``httpx.ASGITransport`` send
 
 from __future__ import annotations
 
+import threading
+from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -52,6 +54,29 @@ async def _openapi_route(request: Request) -> Response:
     return JSONResponse(_openapi.document())
 
 
+class StreamAborted(Exception):
+    """A streamed answer stopped because the server is shutting down (its socket is cut)."""
+
+
+async def stop_on_shutdown(
+    chunks: AsyncIterable[Any], stopping: threading.Event
+) -> AsyncIterator[Any]:
+    """Pass a streamed body on, and stop at the first chunk after ``stopping`` is set.
+
+    Cancellation (the client disconnected, or uvicorn cut the connection) ends it too; the
+    chunk being computed in a worker thread is the last one.
+    """
+    try:
+        async for chunk in chunks:
+            if stopping.is_set():
+                raise StreamAborted("the sandbox is shutting down")
+            yield chunk
+    finally:
+        aclose = getattr(chunks, "aclose", None)
+        if aclose is not None:
+            await aclose()
+
+
 class DroppedConnection(Exception):
     """Raised in-process when no httpx error fits (never reaches httpx users)."""
 
@@ -93,6 +118,8 @@ class SandboxApp(Starlette):
         self.sandbox_state = state
         self.sandbox_delivery: CallbackDelivery | None = None
         """The callback delivery worker (set by :class:`~surveykit.sandbox.Sandbox`)."""
+        self.stopping = threading.Event()
+        """Set when the server shuts down: streamed answers stop at their next chunk."""
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         """Credentials and size first, then the body (capped), journal, faults, the routes.
@@ -166,7 +193,11 @@ class SandboxApp(Starlette):
             if not dropping:
                 await send(message)
 
-        await super().__call__(scope, replay, capture)
+        try:
+            await super().__call__(scope, replay, capture)
+        except StreamAborted:
+            entry.fault = "shutdown"
+            await _drop(send, "after")
         entry.status = status[0] if status else None
         if dropping:
             entry.fault = "drop-after"
