@@ -1,9 +1,11 @@
-"""The ASGI application: authentication, the journal and fault injection around the routes.
+"""The ASGI application: credentials and size, the journal and fault injection around the routes.
 
-:class:`SandboxApp` is a Starlette app whose ``__call__`` first records the request in
-the journal, applies an injected fault (latency, an error status, a dropped connection),
-checks the access token on ``/v3.2`` and ``/_sandbox`` routes, and then routes it.
-Nothing is started at import or on lifespan events (``httpx.ASGITransport`` sends none).
+:class:`SandboxApp` is a Starlette app whose ``__call__`` first checks the access token
+(``/v3.2`` and ``/_sandbox``) and the declared size, then reads the body with a cap,
+records the request in the journal, applies an injected fault (latency, an error status,
+a dropped connection), and then routes it. Refused requests leave only a fixed-size
+summary (``journal("refused")``). Nothing is started at import or on lifespan events
+(``httpx.ASGITransport`` sends none).
 """
 
 from __future__ import annotations
