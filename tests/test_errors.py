@@ -322,6 +322,7 @@ def _exception_classes() -> list[type[BaseException]]:
             if (
                 inspect.isclass(obj)
                 and issubclass(obj, BaseException)
+                and not issubclass(obj, Warning)  # categories for warnings filters, not raised
                 and obj.__module__ == info.name
                 and not name.startswith("_")
             ):

@@ -276,8 +276,6 @@ def sandbox_serve(
         raise typer.Exit(code=2) from None
     if db is not None:
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
-    import uvicorn
-
     from surveykit._net import bind, url_of
     from surveykit.sandbox import Sandbox
     from surveykit.sandbox._data import GENERATED_SURVEY_ID
@@ -338,10 +336,10 @@ def sandbox_serve(
         f"restricted_token={sandbox.restricted_token}\n"
     )
     sys.stdout.flush()
-    config = uvicorn.Config(sandbox.app, log_level=log_level, lifespan="off")
-    server = uvicorn.Server(config)
+    from surveykit.sandbox._serve import serve
+
     try:
-        server.run(sockets=[sock])
+        serve(sandbox, sock, log_level=log_level)  # stops within seconds of SIGTERM
     finally:
         sandbox.close()
 

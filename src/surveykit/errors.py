@@ -60,6 +60,9 @@ One exception stands outside the tree on purpose::
                                     far. Were it a SurveykitError it would be an Exception,
                                     and ``except Exception`` would swallow the interrupt
 
+Warnings are not errors: ``surveykit.results.ResultsNotice`` (a ``UserWarning``) tells what a
+reader decided for the caller, such as ``column_1``... names for a headerless payload.
+
 A 500, 502 or 504 in answer to a send (message, email, import, keyword, short link) may come
 after the platform acted on it, so its :class:`ServerOutcomeUnknownError` is both a
 :class:`ServerError` (status, body, response) and an :class:`OutcomeUnknownError` (never

@@ -26,22 +26,28 @@
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
 import anyio.to_thread
+from pydantic import ValidationError
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from surveykit.models import CallbackSettings
+from surveykit.sandbox import _fields as fields
 from surveykit.sandbox._data import generated_survey
-from surveykit.sandbox._errors import problem_body
+from surveykit.sandbox._errors import errors_of, problem_body
 from surveykit.sandbox._records import SECRET_MASK, iso
+from surveykit.sandbox._wire import loads_json
 from surveykit.sandbox.state import SandboxState, callback_target
+from surveykit.sandbox.state._schedule import MAX_ADVANCE
+
+MAX_WAIT = 3600.0
+"""The longest ``deliveries/wait`` timeout, in seconds."""
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -59,7 +65,7 @@ async def _json(request: Request) -> dict[str, Any]:
     raw = await request.body()
     if not raw.strip():
         return {}
-    value = json.loads(raw)
+    value = loads_json(raw)
     if not isinstance(value, dict):
         raise ValueError("the body must be a JSON object")
     return value
@@ -78,14 +84,23 @@ def control(handler: Handler) -> Handler:
     return wrapped
 
 
+def _after(request: Request) -> int:
+    text = request.query_params.get("after", "0")
+    try:
+        return int(text)
+    except ValueError:
+        raise ValueError(f"after: expected a whole number, got {text[:40]!r}") from None
+
+
 def journal_entries(
     state: SandboxState, kind: str | None = None, path: str | None = None, after: int = 0
 ) -> list[dict[str, Any]]:
     """Journal entries as JSON, filtered by kind, path (exact) and sequence number."""
     with state.transaction():
+        entries = state.refused if kind == "refused" else state.journal
         return [
             entry.to_json()
-            for entry in state.journal
+            for entry in entries
             if entry.seq > after
             and (kind is None or entry.kind == kind)
             and (path is None or entry.path == path)
@@ -104,7 +119,7 @@ async def journal(request: Request) -> Response:
     """GET /_sandbox/journal."""
     q = request.query_params
     return JSONResponse(
-        journal_entries(_state(request), q.get("kind"), q.get("path"), int(q.get("after", "0")))
+        journal_entries(_state(request), q.get("kind"), q.get("path"), _after(request))
     )
 
 
@@ -112,7 +127,7 @@ async def journal(request: Request) -> Response:
 async def events(request: Request) -> Response:
     """GET /_sandbox/events."""
     q = request.query_params
-    after, kind = int(q.get("after", "0")), q.get("type")
+    after, kind = _after(request), q.get("type")
     state = _state(request)
     with state.transaction():
         out = [
@@ -133,12 +148,29 @@ async def clock(request: Request) -> Response:
 async def advance(request: Request) -> Response:
     """POST /_sandbox/clock/advance."""
     body = await _json(request)
+    fields.known(body, ("seconds", "to"))
     state = _state(request)
+    limit = MAX_ADVANCE.total_seconds()
+    if "to" in body and "seconds" in body:
+        raise ValueError("seconds, to: give one of them, not both")
     if "to" in body:
-        target = datetime.fromisoformat(str(body["to"]).replace("Z", "+00:00"))
+        text = fields.text("to", body["to"], max_length=64)
+        assert text is not None
+        try:
+            target = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        except ValueError:
+            raise ValueError(f"to: expected an ISO 8601 date-time, got {text!r}") from None
+        if target.tzinfo is None:
+            target = target.replace(tzinfo=UTC)
         delta = target - state.now()
+        if not timedelta(0) <= delta <= MAX_ADVANCE:
+            raise ValueError(
+                f"to: expected a time from now ({iso(state.now())}) to {limit:g} s later, "
+                f"got {text!r}"
+            )
     else:
-        delta = timedelta(seconds=float(body.get("seconds", 0)))
+        seconds = fields.number("seconds", body.get("seconds", 0), low=0, high=limit)
+        delta = timedelta(seconds=seconds or 0)
     return JSONResponse({"now": iso(state.advance(delta))})
 
 
@@ -161,9 +193,7 @@ async def faults(request: Request) -> Response:
             "times": "times",
             "retryAfter": "retry_after",
         }
-        unknown = set(body) - set(names)
-        if unknown:
-            raise ValueError(f"unknown fault settings: {sorted(unknown)}")
+        fields.known(body, names)
         fault = state.faults.add(**{names[k]: v for k, v in body.items()})
         return JSONResponse(fault.wire())
     with state.lock:
@@ -174,7 +204,12 @@ async def faults(request: Request) -> Response:
 async def simulate_reply(request: Request) -> Response:
     """POST /_sandbox/simulate/reply."""
     body = await _json(request)
-    event = _state(request).reply(str(body["from"]), str(body["text"]), body.get("to"))
+    fields.known(body, ("from", "text", "to"))
+    sender = fields.text("from", fields.required(body, "from"), max_length=64)
+    text = fields.text("text", fields.required(body, "text"), max_length=10_000)
+    to = fields.text("to", body.get("to"), optional=True, max_length=64)
+    assert sender is not None and text is not None
+    event = _state(request).reply(sender, text, to)
     return JSONResponse({"seq": event.seq, **event.payload()})
 
 
@@ -182,9 +217,20 @@ async def simulate_reply(request: Request) -> Response:
 async def simulate_answers(request: Request) -> Response:
     """POST /_sandbox/simulate/answers."""
     body = await _json(request)
-    respondent = _state(request).answers(
-        str(body["surveyReference"]), body.get("respondent"), body.get("answers")
-    )
+    fields.known(body, ("surveyReference", "respondent", "answers"))
+    reference = fields.text("surveyReference", fields.required(body, "surveyReference"))
+    who = fields.text("respondent", body.get("respondent"), optional=True, max_length=256)
+    answers = body.get("answers")
+    if answers is not None and (
+        not isinstance(answers, dict)
+        or any(isinstance(v, dict | list | bool) for v in answers.values())
+    ):
+        raise ValueError(
+            "answers: expected an object of question keys to answers (text, a number "
+            f"or null), got {str(answers)[:80]}"
+        )
+    assert reference is not None
+    respondent = _state(request).answers(reference, who, answers)
     return JSONResponse({"respondentId": respondent})
 
 
@@ -192,14 +238,16 @@ async def simulate_answers(request: Request) -> Response:
 async def simulate_click(request: Request) -> Response:
     """POST /_sandbox/simulate/click."""
     body = await _json(request)
-    url = str(body["url"])
+    fields.known(body, ("url", "by"))
+    url = fields.text("url", fields.required(body, "url"))
+    by = fields.text("by", body.get("by"), optional=True, max_length=256)
+    assert url is not None
     parts = urlsplit(url)
     state = _state(request)
     link = state.find_link(parts.hostname, parts.path.strip("/"))
     if link is None:
         return _bad(f"no short link {url!r}", 404)
-    by = body.get("by")
-    full_url = state.click(link, url, None if by is None else str(by))
+    full_url = state.click(link, url, by)
     return JSONResponse({"fullUrl": full_url, "clicks": link.clicks})
 
 
@@ -207,7 +255,11 @@ async def simulate_click(request: Request) -> Response:
 async def simulate_status(request: Request) -> Response:
     """POST /_sandbox/simulate/status: a carrier progress Receipt."""
     body = await _json(request)
-    event = _state(request).carrier_status(str(body["messageId"]), str(body["status"]))
+    fields.known(body, ("messageId", "status"))
+    message_id = fields.text("messageId", fields.required(body, "messageId"), max_length=64)
+    status = fields.text("status", fields.required(body, "status"), max_length=64)
+    assert message_id is not None and status is not None
+    event = _state(request).carrier_status(message_id, status)
     return JSONResponse({"seq": event.seq, **event.payload()})
 
 
@@ -242,7 +294,11 @@ async def account_callback(request: Request) -> Response:
                 secret = state.account_callback.secret if state.account_callback else None
             if secret is None:
                 raise ValueError("Secret: give the secret itself, not the mask")
-        settings = CallbackSettings.model_validate(named)
+        try:
+            settings = CallbackSettings.model_validate(named)
+        except ValidationError as exc:
+            problems = "; ".join(f"{k}: {' '.join(v)}" for k, v in errors_of(exc).items())
+            raise ValueError(problems) from None
         state.set_account_callback(callback_target(settings, secret=secret))
     with state.lock:
         target = state.account_callback
@@ -253,7 +309,8 @@ async def account_callback(request: Request) -> Response:
 async def wait_deliveries(request: Request) -> Response:
     """POST /_sandbox/deliveries/wait: block until queued callbacks are delivered."""
     body = await _json(request)
-    timeout = float(body.get("timeout", 30))
+    fields.known(body, ("timeout",))
+    timeout = fields.number("timeout", body.get("timeout", 30), low=0, high=MAX_WAIT) or 0.0
     delivery = request.app.sandbox_delivery
     if delivery is None:
         return JSONResponse({"pending": 0})
@@ -271,8 +328,14 @@ async def stoplist(request: Request) -> Response:
     """GET, POST and DELETE /_sandbox/stoplist."""
     state = _state(request)
     if request.method == "POST":
-        state.add_stop(str((await _json(request))["address"]))
+        body = await _json(request)
+        fields.known(body, ("address",))
+        address = fields.text("address", fields.required(body, "address"), max_length=320)
+        assert address is not None
+        state.add_stop(address)
     elif request.method == "DELETE":
+        if not request.query_params.get("address", "").strip():
+            raise ValueError("address: the query parameter is required")
         state.remove_stop(request.query_params["address"])
     with state.lock:
         return JSONResponse(sorted(state.stop_list))

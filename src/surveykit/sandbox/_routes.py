@@ -282,6 +282,7 @@ async def list_keywords(request: Request) -> Response:
 @api
 async def get_results(request: Request) -> Response:
     """POST /v3.2/Survey/GetResults (streamed)."""
+    from surveykit.sandbox._app import stop_on_shutdown
     from surveykit.sandbox._results import results_response
 
     raw = _xml_scalars(request, await read_body(request, xml=True))
@@ -289,7 +290,11 @@ async def get_results(request: Request) -> Response:
     if isinstance(data.get("format"), str) and not data["format"].strip():
         data.pop("format")
     body: ResultsRequest = _validate(ResultsRequest, data)
-    return results_response(_state(request), body, layout=request.app.results_layout)
+    response = results_response(_state(request), body, layout=request.app.results_layout)
+    # A client that leaves cancels the stream (Starlette listens for http.disconnect);
+    # a server that shuts down stops it at the next chunk.
+    response.body_iterator = stop_on_shutdown(response.body_iterator, request.app.stopping)
+    return response
 
 
 # --------------------------------------------------------------------------- TinyUrl

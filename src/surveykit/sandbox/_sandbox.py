@@ -158,14 +158,18 @@ class Sandbox:
                 ``message`` or ``email`` (every send accepted: one entry per send),
                 ``inbound`` (simulated replies), ``callback`` (every delivery attempt of
                 an event: URL in ``path``, ``status``, ``body`` with ``attempt`` and
-                ``error``), ``alert`` (failure actions), or None for all.
+                ``error``), ``alert`` (failure actions), or None for all; ``refused``:
+                the latest requests refused before their body was read (method, path,
+                status, ``body={"size": declared}``, the reason in ``text``; a ring of
+                ``REFUSED_KEPT``, numbered apart, never with their body).
             path: only requests to this path (``/v3.2/Message``).
             after: only entries with a larger sequence number.
         """
         with self._state.transaction():
+            entries = self._state.refused if kind == "refused" else self._state.journal
             return [
                 entry
-                for entry in self._state.journal
+                for entry in entries
                 if entry.seq > after
                 and (kind is None or entry.kind == kind)
                 and (path is None or entry.path == path)

@@ -10,6 +10,7 @@ XML is read without entities, DTDs or network access.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any, Final
 from xml.sax.saxutils import escape
@@ -22,6 +23,13 @@ from surveykit.sandbox._errors import Problem, SandboxHTTPError
 
 MAX_BODY: Final = 32 * 1024 * 1024
 """The largest request body the sandbox reads (32 MiB)."""
+
+MAX_DEPTH: Final = 32
+"""The deepest nesting of arrays and objects a JSON body may have (the platform's are 4)."""
+
+_JSON_STRING: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"')
+_JSON_TOKENS: Final = re.compile(rb'"[^"\\]*(?:\\.[^"\\]*)*"|[\[\]{}]')
+_NOT_BRACKETS: Final = bytes(sorted(set(range(256)) - set(b"[]{}")))
 
 JSON_TYPES: Final = ("application/json", "text/json", "text/plain")
 XML_TYPES: Final = ("application/xml", "text/xml")
@@ -62,15 +70,59 @@ async def read_body(request: Request, *, xml: bool = False, lists: Sequence[str]
         raise Problem(400, "A non-empty request body is required.")
     if is_json_type(media):
         try:
-            return json.loads(raw)
+            return loads_json(raw)
         except ValueError as exc:
-            raise Problem(400, f"The body is not valid JSON: {exc}") from None
+            raise Problem(400, str(exc)) from None
     if xml and is_xml_type(media):
         return parse_xml(raw, lists)
     accepted = "JSON (application/json, text/json, application/*+json, text/plain)"
     if xml:
         accepted += " or XML (application/xml, text/xml, application/*+xml)"
     raise Problem(415, f"Content-Type {media or '(none)'!r} is not accepted; send {accepted}.")
+
+
+def nesting_error(raw: bytes, limit: int = MAX_DEPTH) -> str | None:
+    """Why a JSON text is nested too deeply to parse (None when it is not).
+
+    A scan of brackets outside strings, which stops at the first one past ``limit``: so
+    a body nested thousands deep costs nothing and never reaches the recursive parser.
+    """
+    if raw.count(b"[") + raw.count(b"{") <= limit:
+        return None
+    import numpy as np
+
+    # Fast path: the brackets outside strings, their running depth (numpy, no loop).
+    brackets = _JSON_STRING.sub(b"", raw).translate(None, _NOT_BRACKETS)
+    codes = np.frombuffer(brackets, dtype=np.uint8)
+    steps = np.where((codes == ord("[")) | (codes == ord("{")), 1, -1)
+    if not len(steps) or int(np.cumsum(steps).max()) <= limit:
+        return None
+    depth = 0  # too deep: find the byte offset to name
+    for token in _JSON_TOKENS.finditer(raw):
+        char = token.group()[:1]
+        if char in (b"[", b"{"):
+            depth += 1
+            if depth > limit:
+                return (
+                    f"The JSON body is nested deeper than {limit} levels "
+                    f"(byte offset {token.start()})."
+                )
+        elif char in (b"]", b"}"):
+            depth -= 1
+    return None
+
+
+def loads_json(raw: bytes) -> Any:
+    """Parse a JSON body; ``ValueError`` says why it cannot be (too deep, or not JSON)."""
+    problem = nesting_error(raw)
+    if problem is not None:
+        raise ValueError(problem)
+    try:
+        return json.loads(raw)
+    except RecursionError:  # pragma: no cover - the scan refuses these first
+        raise ValueError("The JSON body is nested too deeply.") from None
+    except ValueError as exc:
+        raise ValueError(f"The body is not valid JSON: {exc}") from None
 
 
 def _xml_value(element: Any, lists: Sequence[str]) -> Any:

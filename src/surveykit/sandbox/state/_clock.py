@@ -16,8 +16,25 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
+from surveykit.sandbox import _fields as fields
+
 DEFAULT_START: Final = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 """Where the sandbox clock starts: Monday 2 March 2026, 09:00 UTC."""
+
+MAX_LATENCY: Final = 600.0
+"""The longest injected latency, in seconds."""
+MAX_RETRY_AFTER: Final = 86_400.0
+"""The longest ``Retry-After`` an injected 429/503 may announce, in seconds (a day)."""
+FAULT_SETTINGS: Final = (
+    "route",
+    "method",
+    "status",
+    "rate",
+    "latency",
+    "drop",
+    "times",
+    "retry_after",
+)
 
 
 @dataclass
@@ -111,21 +128,36 @@ class Faults:
 
     def add(self, **settings: Any) -> Fault:
         """Add a fault (see :class:`Fault`); ``ValueError`` names a bad setting."""
+        unknown = sorted(set(settings) - set(FAULT_SETTINGS))
+        if unknown:
+            raise ValueError(f"unknown fault settings: {unknown}")
+        route = fields.text("route", settings.get("route", "*"), max_length=1024)
+        method = fields.text("method", settings.get("method"), optional=True, max_length=16)
+        status = fields.whole("status", settings.get("status"), low=400, high=599, optional=True)
+        rate = fields.number("rate", settings.get("rate", 1.0), low=0.0, high=1.0)
+        latency = fields.number("latency", settings.get("latency", 0.0), low=0.0, high=MAX_LATENCY)
+        times = fields.whole("times", settings.get("times"), low=1, high=10**9, optional=True)
+        retry_after = fields.number(
+            "retryAfter", settings.get("retry_after"), low=0.0, high=MAX_RETRY_AFTER, optional=True
+        )
         drop = settings.get("drop")
         if drop not in (None, "before", "after"):
             raise ValueError(f"drop: expected 'before', 'after' or None, got {drop!r}")
-        status = settings.get("status")
-        if status is not None and not 400 <= int(status) <= 599:
-            raise ValueError(f"status: expected an error status 400-599, got {status!r}")
-        rate = float(settings.get("rate", 1.0))
-        if not 0.0 <= rate <= 1.0:
-            raise ValueError(f"rate: expected 0.0 to 1.0, got {rate}")
-        if status is None and drop is None and not settings.get("latency"):
+        if status is None and drop is None and not latency:
             raise ValueError("a fault needs a status, a drop mode or a latency")
         with self._lock:
             self._ids += 1
-            fault = Fault(id=self._ids, **settings)
-            fault.rate = rate
+            fault = Fault(
+                id=self._ids,
+                route=route or "*",
+                method=method,
+                status=status,
+                rate=rate if rate is not None else 1.0,
+                latency=latency or 0.0,
+                drop=drop,
+                times=times,
+                retry_after=retry_after,
+            )
             self._faults.append(fault)
             return fault
 

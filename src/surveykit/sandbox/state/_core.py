@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import bisect
 import threading
+from collections import deque
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -41,6 +42,9 @@ from surveykit.sandbox._records import (
 )
 from surveykit.sandbox._store import MemoryStore, SQLiteStore
 from surveykit.sandbox.state._clock import DEFAULT_START, Clock, Faults
+
+REFUSED_KEPT: Final = 200
+"""How many refused requests the journal keeps (the latest; ``seq`` counts them all)."""
 
 
 @dataclass(frozen=True)
@@ -119,6 +123,8 @@ class StateCore:
         self.events: list[Event] = []
         self._last_stamps: dict[tuple[str | None, ...], datetime] = {}
         self.journal: list[JournalEntry] = []
+        self.refused: deque[JournalEntry] = deque(maxlen=REFUSED_KEPT)
+        """Requests refused before their body was read or kept (a ring, memory only)."""
         self.counters: dict[str, int] = {
             "message": 0,
             "link": 0,
@@ -364,6 +370,27 @@ class StateCore:
         self.journal.append(entry)
         self._save("journal", f"{entry.seq:012d}", entry)
         return entry
+
+    def refuse(self, method: str, path: str, status: int, size: int | None, reason: str) -> None:
+        """Note a refused request: a summary of fixed size, never its body, in a ring.
+
+        ``size`` is the declared Content-Length (or the bytes read before the cap); the
+        entry's ``seq`` counts every refused request since the last reset.
+        """
+        with self.lock:
+            seq = self.refused[-1].seq + 1 if self.refused else 1
+            self.refused.append(
+                JournalEntry(
+                    seq=seq,
+                    kind="refused",
+                    at=self.now(),
+                    method=method[:16],
+                    path=path[:256],
+                    status=status,
+                    body={"size": size},
+                    text=reason,
+                )
+            )
 
     def save_entry(self, entry: JournalEntry) -> None:
         """Write a journal entry again after it changed (its status)."""

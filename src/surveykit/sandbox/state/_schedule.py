@@ -16,6 +16,9 @@ from surveykit.sandbox import _rules
 from surveykit.sandbox._records import MessageRecord
 from surveykit.sandbox.state._core import StateCore
 
+MAX_ADVANCE: Final = timedelta(days=36_600)
+"""The furthest the clock moves in one step (about a century; dates stay representable)."""
+
 DEFAULT_REPLY_TIMEOUT: Final = 4320
 """Minutes a reply message stays open (the reference's default: 3 days)."""
 
@@ -48,6 +51,8 @@ class Schedule(StateCore):
         """Move the clock forward: scheduled messages go out, reply windows close."""
         if delta < timedelta(0):
             raise ValueError("the sandbox clock only moves forward")
+        if delta > MAX_ADVANCE:
+            raise ValueError(f"the sandbox clock moves at most {MAX_ADVANCE} at once, got {delta}")
         with self.transaction():
             target = self.now() + delta
             self._run_until(target)
