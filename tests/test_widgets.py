@@ -151,17 +151,17 @@ def test_results_explorer_follows_its_selectors() -> None:
     assert list(explorer.survey.options) == ["CSAT-SMS-2026", "EVT-DDLIS-2026", "NPS-WA-Q1-2026"]
     assert explorer.survey.value == "CSAT-SMS-2026"
     assert explorer.question.options == ("Q1", "Q2", "Q3")
-    assert "CSAT-SMS-2026</b>: 12 respondents" in explorer.summary.value
+    assert explorer.summary.value.startswith("CSAT-SMS-2026: 12 respondents, ")
     assert bytes(explorer.chart.value).startswith(b"\x89PNG")
     first_chart = explorer.chart.value
     explorer.question.value = "Q2"
     assert explorer.chart.value != first_chart
     assert "Q2" in explorer.table.value
     explorer.survey.value = "NPS-WA-Q1-2026"
-    assert "NPS-WA-Q1-2026</b>: 11 respondents" in explorer.summary.value
+    assert explorer.summary.value.startswith("NPS-WA-Q1-2026: 11 respondents, ")
+    assert explorer.empty.layout.display == "none"
     explorer.since.value = date(2030, 1, 1)
-    assert "0 respondents" in explorer.summary.value
-    assert explorer.table.value == "<i>no results</i>"
+    assert explorer.summary.value == "NPS-WA-Q1-2026: 0 respondents, 0 completed"
 
 
 def test_events_monitor_shows_callbacks_as_they_arrive() -> None:
@@ -209,3 +209,110 @@ def test_events_monitor_with_auto_refreshes_by_itself_until_stopped() -> None:
         httpx.post(listener.url, json=receipt("MS2")).raise_for_status()
         time.sleep(0.2)  # four intervals: a running thread would have refreshed by now
         assert "MS2" not in monitor.latest.value
+
+
+def test_results_explorer_shows_an_empty_state_not_a_broken_image() -> None:
+    from datetime import date
+
+    from surveykit.widgets import ResultsExplorer
+
+    explorer = ResultsExplorer(sk.Client.sandbox(sk.Sandbox(seed=2)))
+    assert explorer.chart.layout.display is None and explorer.empty.layout.display == "none"
+    explorer.since.value = date(2030, 1, 1)
+    # No empty <img> left visible (a browser draws it as a broken image): it is hidden,
+    # and a sentence says why there is nothing.
+    assert explorer.chart.layout.display == "none"
+    assert explorer.table.layout.display == "none"
+    assert explorer.empty.layout.display is None
+    assert "No results for CSAT-SMS-2026 since 2030-01-01" in explorer.empty.value
+    assert "<" not in explorer.summary.value  # a plain sentence, no markup
+    explorer.since.value = None
+    assert explorer.chart.layout.display is None
+    assert bytes(explorer.chart.value).startswith(b"\x89PNG")
+    assert explorer.empty.layout.display == "none"
+
+
+def test_results_explorer_question_without_answers_is_an_empty_state() -> None:
+    from surveykit.widgets import ResultsExplorer
+
+    explorer = ResultsExplorer(sk.Client.sandbox(sk.Sandbox(seed=2)))
+    explorer.frame = explorer.frame.assign(Q2=pd.NA)
+    explorer.question.value = "Q2"
+    assert explorer.chart.layout.display == "none"
+    assert "No answers to Q2 yet." in explorer.empty.value
+
+
+def test_an_edit_that_breaks_the_preview_clears_the_last_send(
+    client: sk.Client, people: pd.DataFrame
+) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi {firstName}")
+    composer.send()
+    assert composer.status.value.startswith("Done: ")
+    assert (composer.progress.value, composer.progress.bar_style) == (3, "success")
+    assert composer.outcomes.value == "tested 2, rejected 1"
+    composer.template.value = "Hi {nickname}"
+    assert "no column for {nickname}" in composer.preview.value
+    assert composer.status.value == ""
+    assert (composer.progress.value, composer.progress.bar_style) == (0, "")
+    assert composer.outcomes.value == ""
+    assert composer.send_button.disabled
+
+
+def test_an_edit_disarms_and_says_so(client: sk.Client, people: pd.DataFrame) -> None:
+    composer = BatchComposer(client, people, source="447700900999", message="Hi")
+    composer.test.value = False
+    composer.send_button.click()
+    assert "Click Send again" in composer.status.value
+    composer.template.value = "Hello"
+    assert composer.status.value == ""  # no stale "Click Send again" once disarmed
+
+
+def test_composer_links_fill_the_link_and_are_registered_on_send(
+    client: sk.Client, platform: FakePlatform
+) -> None:
+    rows = pd.DataFrame(
+        {
+            "mobileNumber": ["447700900001", "447700900002"],
+            "url": ["https://example.test/s?r=1", "https://example.test/s?r=2"],
+        }
+    )
+    composer = BatchComposer(client, rows, source="447700900999", message="Go {link}")
+    assert "no column for {link}" in composer.preview.value and composer.send_button.disabled
+    assert composer.links.value is None
+    composer.links.value = "url"
+    assert "Go https://sho.rt/AbCd123" in composer.preview.value
+    assert not composer.send_button.disabled
+    composer.send()
+    assert composer.result.summary.to_dict() == {"tested": 2}
+    paths = [path for _, path, _ in platform.requests]
+    assert paths == ["/v3.2/TinyUrl/RegisterList", "/v3.2/Message", "/v3.2/Message"]
+    registered = platform.requests[0][2]["urls"]
+    assert [u["fullUrl"] for u in registered] == rows["url"].tolist()
+    texts = [body["message"] for _, _, body in platform.requests[1:]]
+    assert all(t.startswith("Go https://") and "AbCd123" not in t for t in texts)
+    with pytest.raises(ValueError, match="links: no column 'link'"):
+        BatchComposer(client, rows, source="447700900999", message="Go {link}", links="link")
+    assert BatchComposer(client, rows, source="S", message="{link}", links="url").links.value == (
+        "url"
+    )
+
+
+def test_composer_opt_outs_marks_and_skips_those_rows(
+    client: sk.Client, people: pd.DataFrame, platform: FakePlatform, tmp_path: Any
+) -> None:
+    optouts = sk.OptOutList(tmp_path / "optouts.sqlite")
+    optouts.add(["+44 7700 900002"], reason="STOP")
+    composer = BatchComposer(
+        client,
+        people,
+        source="447700900999",
+        message="Hi {firstName}",
+        opt_outs=tmp_path / "optouts.sqlite",  # a path works as well as the list
+    )
+    assert "<b>1</b> of 3 rows ready" in composer.preview.value
+    assert "on the opt-out list: 1" in composer.preview.value
+    assert "<b>1</b> opted out (not sent)" in composer.preview.value
+    assert "447700900002</td>" in composer.preview.value.split("opted out (not sent)")[1]
+    composer.send()
+    assert composer.result.summary.to_dict() == {"tested": 1, "opted_out": 1, "rejected": 1}
+    assert [body["destination"] for _, _, body in platform.requests] == ["447700900001"]

@@ -83,15 +83,23 @@ class ResultsExplorer(_Displayable):
         self.survey = w.Dropdown(options=list(surveys), description="Survey")
         self.since = w.DatePicker(description="Since")
         self.question = w.Dropdown(options=[], description="Question")
-        self.summary = w.HTML()
+        # A Label, not HTML: ``.value`` is the sentence itself, bold by its style.
+        self.summary = w.Label(value="", style={"font_weight": "bold"})
         self.table = w.HTML()
         self.chart = w.Image(format="png")
+        self.empty = w.HTML(value="", layout=w.Layout(display="none"))
         self.frame = pd.DataFrame()
         self.survey.observe(self._reload, names="value")
         self.since.observe(self._reload, names="value")
         self.question.observe(self._redraw, names="value")
         self.widget = w.VBox(
-            [w.HBox([self.survey, self.since, self.question]), self.summary, self.chart, self.table]
+            [
+                w.HBox([self.survey, self.since, self.question]),
+                self.summary,
+                self.empty,
+                self.chart,
+                self.table,
+            ]
         )
         self.reload()
 
@@ -120,7 +128,11 @@ class ResultsExplorer(_Displayable):
         self.redraw()
 
     def redraw(self) -> None:
-        """Update the summary, the chart of the chosen question and the table."""
+        """Update the summary, the chart of the chosen question and the table.
+
+        With no results (or no answers to the question) the chart is hidden and
+        ``.empty`` says why, instead of an empty image the browser draws as broken.
+        """
         from surveykit import plots
 
         funnel = analysis.response_funnel(self.frame) if len(self.frame) else None
@@ -131,17 +143,43 @@ class ResultsExplorer(_Displayable):
         )
         completed = stages.get("completed", 0)
         self.summary.value = (
-            f"<b>{html.escape(str(self.survey.value))}</b>: {len(self.frame):,} respondents, "
-            f"{completed:,} completed"
+            f"{self.survey.value}: {len(self.frame):,} respondents, {completed:,} completed"
         )
         question = self.question.value
-        if question and len(self.frame):
+        reason = self._empty_reason(question)
+        if reason is None:
             self.chart.value = _png(plots.plot_distribution(self.frame, question))
             shown = [c for c in ("respondentId", "channel", "completed") if c in self.frame]
             self.table.value = _table(self.frame[[*shown, question]])
+            self.empty.value, self.empty.layout.display = "", "none"
+            self.chart.layout.display = None
+            self.table.layout.display = None
         else:
             self.chart.value = b""
-            self.table.value = "<i>no results</i>"
+            self.chart.layout.display = "none"
+            self.table.value = ""
+            self.table.layout.display = "none"
+            self.empty.value = (
+                "<div style='padding:1.5em;color:#555;border:1px dashed #BBB;"
+                f"text-align:center'>{html.escape(reason)}</div>"
+            )
+            self.empty.layout.display = None
+
+    def _empty_reason(self, question: str | None) -> str | None:
+        """Why there is nothing to draw, or None when there is."""
+        survey = str(self.survey.value)
+        since = self.since.value
+        if not len(self.frame):
+            return (
+                f"No results for {survey} since {since:%Y-%m-%d}: pick an earlier date."
+                if isinstance(since, date)
+                else f"No results for {survey} yet."
+            )
+        if not question:
+            return f"{survey} has no question columns to draw."
+        if not self.frame[question].notna().any():
+            return f"No answers to {question} yet."
+        return None
 
 
 class BatchComposer(_Displayable):
@@ -159,6 +197,13 @@ class BatchComposer(_Displayable):
         message: the template to start with.
         destination: the column with the numbers (or addresses for email).
         journal: an SQLite journal for the send (so a second run resumes, never repeats).
+        links: a column of URLs to shorten per row, used as ``{link}`` in the template
+            (the ``Links`` dropdown starts on it; the preview shows a placeholder link).
+        opt_outs: an :class:`~surveykit.OptOutList` or its path; its rows get the outcome
+            ``opted_out`` and nothing is sent to them. The preview counts and lists them.
+
+    Every edit clears what the last send showed (its ``Done`` line, the bar and the
+    counts): they described other settings.
     """
 
     def __init__(
@@ -170,10 +215,26 @@ class BatchComposer(_Displayable):
         message: str = "",
         destination: str | None = None,
         journal: str | None = None,
+        links: str | None = None,
+        opt_outs: Any = None,
     ) -> None:
         w = _widgets()
         self.client, self.df = client, df
         self.destination, self.journal = destination, journal
+        if links is not None and links not in df.columns:
+            raise ValueError(
+                f"links: no column {links!r}; columns are {[str(c) for c in df.columns]}"
+            )
+        if opt_outs is not None:
+            from surveykit.campaign._optouts import as_opt_outs
+
+            opt_outs = as_opt_outs(opt_outs)
+        self.opt_outs = opt_outs
+        self.links = w.Dropdown(
+            options=[("(none)", None), *((str(c), c) for c in df.columns)],
+            value=links,
+            description="Links",
+        )
         self.template = w.Textarea(
             value=message, description="Message", layout=w.Layout(width="90%", height="80px")
         )
@@ -205,6 +266,7 @@ class BatchComposer(_Displayable):
             self.channel,
             self.subject,
             self.windows,
+            self.links,
             self.test,
         ):
             control.observe(self._changed, names="value")
@@ -213,7 +275,7 @@ class BatchComposer(_Displayable):
             [
                 self.template,
                 w.HBox([self.source, self.channel]),
-                self.subject,
+                w.HBox([self.subject, self.links]),
                 self.windows,
                 self.test,
                 self.preview,
@@ -230,6 +292,8 @@ class BatchComposer(_Displayable):
             "channel": self.channel.value,
             "destination": self.destination,
             "windows": windows or None,
+            "links": self.links.value,
+            "opt_outs": self.opt_outs,
         }
         if self.channel.value == "email":
             options.update(content=self.template.value, subject=self.subject.value)
@@ -239,7 +303,15 @@ class BatchComposer(_Displayable):
 
     def _changed(self, _: Any = None) -> None:
         self._armed = False
+        self.clear_send_state()
         self.update_preview()
+
+    def clear_send_state(self) -> None:
+        """Empty the status line, the bar and the counts of the last send."""
+        self.status.value = ""
+        self.progress.value, self.progress.bar_style = 0, ""
+        self.outcomes.value = ""
+        self._counts = {}
 
     def update_preview(self) -> None:
         """Render the template for the first rows and show the batch's totals (or the error)."""
@@ -250,6 +322,7 @@ class BatchComposer(_Displayable):
         except ValueError as exc:
             self.preview.value = f"<span style='color:#B2182B'>{html.escape(str(exc))}</span>"
             self.send_button.disabled = True
+            self.clear_send_state()  # a Done line under an error reads as if it still held
             return
         self.send_button.disabled = preview.totals["ready"] == 0
         totals = preview.totals
@@ -257,13 +330,21 @@ class BatchComposer(_Displayable):
             f"<li>{html.escape(reason)}: {count}</li>"
             for reason, count in totals["rejected"].items()
         )
-        shown = preview.frame.head(PREVIEW_ROWS)[["destination", "text", "segments", "outcome"]]
+        columns = ["destination", "text", "segments", "outcome"]
+        shown = preview.frame.head(PREVIEW_ROWS)[columns]
+        opted = preview.frame[preview.frame["outcome"] == "opted_out"]
         self.preview.value = (
             f"<b>{totals['ready']:,}</b> of {totals['rows']:,} rows ready, "
             f"<b>{totals['segments']:,}</b> SMS segments; first send "
             f"{totals['first_send']}, last {totals['last_send']}"
             + (f"<ul>{rejected}</ul>" if rejected else "")
             + _table(shown, PREVIEW_ROWS)
+            + (
+                f"<p><b>{len(opted):,}</b> opted out (not sent):</p>"
+                + _table(opted[["destination", "outcome"]], PREVIEW_ROWS)
+                if len(opted)
+                else ""
+            )
         )
 
     def click_send(self) -> None:
