@@ -239,6 +239,30 @@ def test_progress_shows_the_plan_with_its_inferred_mapping_and_counts_the_rows(
     }
 
 
+def test_in_a_notebook_the_plan_is_ordinary_output_not_stderr(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from IPython.core.interactiveshell import InteractiveShell
+    from IPython.utils.capture import capture_output
+
+    # A real IPython shell with a kernel attached is what a Jupyter kernel runs.
+    shell = InteractiveShell.instance()
+    monkeypatch.setattr(shell, "kernel", object(), raising=False)
+    try:
+        with capture_output(stdout=False, stderr=False) as captured:
+            import_frame(
+                client_for(FakePlatform(), "sync"), "CSAT-2026", respondents(), progress=True
+            )
+    finally:
+        InteractiveShell.clear_instance()
+    err = capsys.readouterr().err
+    assert "ImportPlan" not in err  # stderr is painted as an error block by JupyterLab
+    assert "import: 100%" in err  # (the tqdm bar is a widget in a real notebook)
+    [shown] = captured.outputs
+    assert "ImportPlan: 7 rows -> 6 records, 1 rejected" in shown.data["text/plain"]
+    assert "<table" in shown.data["text/html"] and "mobileNumber" in shown.data["text/html"]
+
+
 async def test_a_given_plan_is_not_shown_again_but_still_described(
     kind: str, capsys: pytest.CaptureFixture[str], caplog: pytest.LogCaptureFixture
 ) -> None:

@@ -66,10 +66,28 @@ def _plan_attrs(plan: ImportPlan) -> dict[str, Any]:
     }
 
 
+def _in_notebook() -> bool:
+    """Whether this runs in a Jupyter kernel (where stderr is painted as an error)."""
+    ipython = sys.modules.get("IPython")  # never imported here: only if already loaded
+    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    return getattr(shell, "kernel", None) is not None
+
+
 def _show(plan: ImportPlan, reference: str, progress: bool) -> None:
-    """Show a plan import_frame built itself: nobody has seen its mapping yet."""
+    """Show a plan import_frame built itself: nobody has seen its mapping yet.
+
+    In a notebook it is displayed as ordinary output (the plan's HTML table), since
+    JupyterLab paints stderr as an error block; on a terminal it goes to stderr, above the
+    progress bar and apart from what a script prints to stdout.
+    """
     logger.info("import into %r: %r", reference, plan)
-    if progress:
+    if not progress:
+        return
+    if _in_notebook():
+        from IPython.display import display
+
+        display(plan)  # type: ignore[no-untyped-call]
+    else:
         print(repr(plan), file=sys.stderr, flush=True)
 
 
@@ -188,7 +206,8 @@ def import_frame(
 
     When it builds the plan itself, it shows it (counts, rejections and the column mapping,
     guessed entries marked ``(inferred)``): logged at INFO on the ``surveykit.frames``
-    logger, and printed to stderr above the progress bar when ``progress`` is true. Either
+    logger, and shown when ``progress`` is true: as ordinary output in a notebook, on
+    stderr above the progress bar elsewhere. Either
     way ``result.attrs["plan"]`` describes the plan in plain, JSON-able values: ``rows``,
     ``records``, ``rejected``, ``rejected_by_reason``, ``warnings``, ``mapping`` (every
     column, as text, -> property or None) and ``inferred`` (column -> guessed property).
