@@ -69,7 +69,7 @@ def _plan_attrs(plan: ImportPlan) -> dict[str, Any]:
 def _in_notebook() -> bool:
     """Whether this runs in a Jupyter kernel (where stderr is painted as an error)."""
     ipython = sys.modules.get("IPython")  # never imported here: only if already loaded
-    shell = ipython.get_ipython() if ipython is not None else None  # type: ignore[attr-defined]
+    shell = ipython.get_ipython() if ipython is not None else None
     return getattr(shell, "kernel", None) is not None
 
 
