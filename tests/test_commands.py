@@ -30,7 +30,7 @@ def test_main_job_results_summary_table_and_chart(tmp_path: Path) -> None:
     out, chart = tmp_path / "results.csv", tmp_path / "chart.png"
     output = invoke("results", "--out", str(out), "--chart", str(chart))
     assert "using the embedded sandbox" in output
-    assert "all surveys: 31 respondents, 16 columns" in output
+    assert "all surveys: 31 respondents (28 invited, 3 never invited), 16 columns" in output
     assert "CSAT-SMS-2026   completed" in output
     assert "NPS-WA-Q1-2026 Q1: 9 ratings, mean 6.4, NPS -11" in output
     assert "CSAT-SMS-2026 Q1" in output and "CSAT-SMS-2026 Q1: 10 ratings, mean 3.6\n" in output

@@ -128,8 +128,8 @@ def _print_summary(frame: pd.DataFrame, survey: str, name: str, by: str | None) 
 
     questions = analysis.question_columns(frame)
     typer.echo(
-        f"{name}: {len(frame):,} respondents, {len(frame.columns)} columns "
-        f"({len(questions)} questions: {', '.join(questions)})"
+        f"{name}: {len(frame):,} respondents{_never_invited(frame)}, {len(frame.columns)} "
+        f"columns ({len(questions)} questions: {', '.join(questions)})"
     )
     if not len(frame):
         return
@@ -144,6 +144,18 @@ def _print_summary(frame: pd.DataFrame, survey: str, name: str, by: str | None) 
             if analysis.is_nps_scale(part[question]):
                 line += f", NPS {analysis.nps(part, question).iloc[0]['nps']:+.0f}"
             typer.echo(line)
+
+
+def _never_invited(frame: pd.DataFrame) -> str:
+    """`` (28 invited, 3 never invited)`` when some rows have no invitation time, else ``""``.
+
+    The funnel's first stage counts the invited; without this the two totals disagree.
+    """
+    if "invited" not in frame.columns:
+        return ""
+    invited = int(frame["invited"].notna().sum())
+    never = len(frame) - invited
+    return f" ({invited:,} invited, {never:,} never invited)" if never else ""
 
 
 def _survey_column(frame: pd.DataFrame) -> str | None:

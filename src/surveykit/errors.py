@@ -281,7 +281,13 @@ class PermissionDeniedError(APIStatusError):
 
 
 class NotFoundError(APIStatusError):
-    """404: for example an import reference the platform does not know."""
+    """404: for example an import reference the platform does not know.
+
+    ``suggestions`` holds the known references closest to an unknown survey or import
+    reference (when the platform listed them, as the sandbox does), best first.
+    """
+
+    suggestions: tuple[str, ...] = ()
 
 
 class ConflictError(APIStatusError):

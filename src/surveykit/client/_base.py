@@ -112,6 +112,8 @@ class APIRequest(Generic[T]):
         accept: the Accept header.
         stream: hand ``parse`` a response whose body has not been read, so it can consume
             ``response.iter_bytes()`` as it arrives (large results); the client closes it.
+        not_found: what a 404 means, as (kind, reference), e.g. ``("survey", "CSAT-2026")``:
+            its error names the reference and suggests the closest known ones.
     """
 
     method: str
@@ -124,6 +126,7 @@ class APIRequest(Generic[T]):
     lookup_response_errors: bool = False
     accept: str = "application/json"
     stream: bool = False
+    not_found: tuple[str, str] | None = None
 
 
 @dataclass(frozen=True)
@@ -402,6 +405,13 @@ def status_error(request: APIRequest[Any], response: httpx.Response) -> APIStatu
             body=body,
             problem=problem,
         )
+    if status == 404 and request.not_found is not None:
+        from surveykit.client._not_found import not_found_note
+
+        note, suggestions = not_found_note(*request.not_found, detail, body)
+        error = NotFoundError(message + note, response=response, body=body, problem=problem)
+        error.suggestions = tuple(suggestions)
+        return error
     cls = _STATUS_ERRORS.get(status, ServerError if status >= 500 else APIStatusError)
     return cls(message, response=response, body=body, problem=problem)
 

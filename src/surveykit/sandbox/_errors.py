@@ -74,8 +74,13 @@ def problem_body(
     title: str | None = None,
     instance: str | None = None,
     errors: dict[str, list[str]] | None = None,
+    extensions: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A ProblemDetails body (RFC 9457), with ``errors`` for validation failures."""
+    """A ProblemDetails body (RFC 9457), with ``errors`` for validation failures.
+
+    ``extensions`` are extra members (RFC 9457 section 3.2), such as the ``references`` a
+    404 for an unknown survey lists so the client can suggest the closest.
+    """
     body: dict[str, Any] = {
         "type": PROBLEM_TYPES.get(status, "about:blank"),
         "title": title or TITLES.get(status, "Error"),
@@ -85,6 +90,7 @@ def problem_body(
     }
     if errors is not None:
         body["errors"] = errors
+    body.update(extensions or {})
     return body
 
 
@@ -99,8 +105,9 @@ class Problem(SandboxHTTPError):
         title: str | None = None,
         errors: dict[str, list[str]] | None = None,
         headers: dict[str, str] | None = None,
+        extensions: dict[str, Any] | None = None,
     ) -> None:
-        body = problem_body(status, detail, title=title, errors=errors)
+        body = problem_body(status, detail, title=title, errors=errors, extensions=extensions)
         root = "ValidationProblemDetails" if errors is not None else "ProblemDetails"
         super().__init__(status, body, headers=headers, root=root)
 

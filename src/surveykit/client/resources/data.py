@@ -43,5 +43,9 @@ class Data(Resource[M]):
                 {"reference": reference, "records": [dict(r) for r in records or []]},
             )
         return APIRequest(
-            "POST", "/v3.2/Data/Import", parse_model_list(ImportResult), json=body.to_wire()
+            "POST",
+            "/v3.2/Data/Import",
+            parse_model_list(ImportResult),
+            json=body.to_wire(),
+            not_found=("survey or import definition", body.reference),
         )

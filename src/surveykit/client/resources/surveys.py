@@ -114,6 +114,7 @@ def _results_body_request(
         idempotent=True,
         accept="*/*",
         stream=stream,
+        not_found=("survey", body.survey_reference),
     )
 
 

@@ -37,6 +37,10 @@ class Surveys(StateCore):
         """A survey by reference (letter case ignored)."""
         return self.surveys.get(reference.strip().lower())
 
+    def _references(self) -> list[str]:
+        """Every survey reference, for a 404's ``references`` (the client suggests from it)."""
+        return sorted(survey.reference for survey in self.surveys.values())
+
     def put_survey(self, survey: Survey) -> None:
         """Add (or replace) a survey and its import definition."""
         with self.transaction():
@@ -54,7 +58,9 @@ class Surveys(StateCore):
             survey = self.find_survey(reference)
             if survey is None:
                 raise Problem(
-                    404, f"No survey or import definition has the reference {reference!r}."
+                    404,
+                    f"No survey or import definition has the reference {reference!r}.",
+                    extensions={"references": self._references()},
                 )
             now = self.now()
             out = []
@@ -188,7 +194,11 @@ class Surveys(StateCore):
             else:
                 survey = self.find_survey(reference)
                 if survey is None:
-                    raise Problem(404, f"No survey has the reference {reference!r}.")
+                    raise Problem(
+                        404,
+                        f"No survey has the reference {reference!r}.",
+                        extensions={"references": self._references()},
+                    )
                 surveys = [survey]
             ids: list[str] = []
             for survey in surveys:
