@@ -16,6 +16,11 @@ Example:
 
 from __future__ import annotations
 
+from surveykit.plots._campaign import (
+    STATUS_COLOURS,
+    plot_campaign_status,
+    plot_campaign_timeline,
+)
 from surveykit.plots._common import NPS_COLOURS, OUTCOME_COLOURS, PALETTE
 from surveykit.plots._estimates import plot_estimates
 from surveykit.plots._results import (
@@ -32,8 +37,11 @@ __all__ = [
     "NPS_COLOURS",
     "OUTCOME_COLOURS",
     "PALETTE",
+    "STATUS_COLOURS",
     "PlotError",
     "plot_batch_outcomes",
+    "plot_campaign_status",
+    "plot_campaign_timeline",
     "plot_crosstab",
     "plot_distribution",
     "plot_estimates",

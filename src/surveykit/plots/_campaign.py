@@ -1,0 +1,203 @@
+"""Figures of a campaign: respondents by status per wave, contacts and completions over time."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from surveykit.plots._common import PALETTE
+from surveykit.plots._common import figure as _figure
+from surveykit.plots._scales import PlotError
+
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
+__all__ = ["STATUS_COLOURS", "plot_campaign_status", "plot_campaign_timeline"]
+
+STATUS_COLOURS = {
+    "not_contacted": "#BBBBBB",
+    "undeliverable": "#D55E00",
+    "opted_out": "#CC79A7",
+    "contacted": "#56B4E9",
+    "started": "#E69F00",
+    "completed": "#009E73",
+}
+"""The colour of each campaign status, stacked from the bottom in this order."""
+
+NO_SEND = "no send"
+"""The bar of respondents no wave sent to (``last_wave`` empty)."""
+
+
+def _status_counts(status: Any, by: str | None) -> pd.DataFrame:
+    """Respondents per bar (rows) and status (columns, in :data:`STATUS_COLOURS` order)."""
+    order = list(STATUS_COLOURS)
+    if isinstance(status, Mapping):
+        frames = {str(label): frame for label, frame in status.items()}
+        if not frames:
+            raise PlotError("status: an empty mapping; give one status frame per label")
+        rows = {label: _status_counts(frame, None).iloc[0] for label, frame in frames.items()}
+        return pd.DataFrame(rows).T.reindex(columns=order, fill_value=0)
+    if not isinstance(status, pd.DataFrame):
+        raise TypeError(
+            f"status: expected campaign_status()'s DataFrame or a mapping of label to one, "
+            f"got {type(status).__name__}"
+        )
+    if "status" not in status.columns:
+        raise PlotError("status: no 'status' column; pass sk.campaign_status(...)'s frame")
+    values = status["status"].astype("string")
+    unknown = sorted(set(values.dropna()) - set(order))
+    if unknown or values.isna().any():
+        shown = unknown or ["<NA>"]
+        raise PlotError(f"status: {shown} not among the statuses {order}")
+    if by is None:
+        groups = pd.Series("all respondents", index=status.index, dtype="string")
+    elif by not in status.columns:
+        raise PlotError(f"by: no column {by!r}; columns are {[str(c) for c in status.columns]}")
+    else:
+        groups = status[by].astype("string").fillna(NO_SEND)
+    counts = pd.crosstab(groups, values).reindex(columns=order, fill_value=0)
+    if by is not None:
+        counts = counts.loc[_wave_order(status, groups, list(counts.index))]
+    return counts.astype(np.int64)
+
+
+def _natural(label: str) -> list[Any]:
+    """``wave2`` before ``wave10``."""
+    return [int(part) if part.isdigit() else part for part in re.split(r"(\d+)", label)]
+
+
+def _wave_order(status: pd.DataFrame, groups: pd.Series, labels: list[str]) -> list[str]:
+    """Waves in the order they were sent, bars without a send last.
+
+    A wave's time is its earliest ``last_contact`` among rows whose last send was accepted
+    (only then is that contact the wave's own); waves without one follow, by name.
+    """
+    when: dict[str, Any] = {}
+    if {"last_contact", "last_outcome"} <= set(status.columns):
+        own = (status["last_outcome"] == "sent").fillna(False).to_numpy(dtype=bool)
+        times = pd.to_datetime(status["last_contact"], utc=True)[own]
+        earliest = times.groupby(groups[own]).min().dropna()
+        when = {str(label): stamp for label, stamp in earliest.items()}
+
+    def key(label: str) -> tuple[bool, bool, Any, list[Any]]:
+        stamp = when.get(label)
+        return (label == NO_SEND, stamp is None, stamp or 0, _natural(label))
+
+    return sorted(labels, key=key)
+
+
+def plot_campaign_status(
+    status: pd.DataFrame | Mapping[str, pd.DataFrame],
+    *,
+    by: str | None = "last_wave",
+    title: str | None = None,
+) -> Figure:
+    """Respondents by status, per wave: stacked bars in a fixed order and colours.
+
+    ``status`` is :func:`surveykit.campaign_status`'s frame: one bar per ``by`` value (by
+    default ``last_wave``, the wave that last sent to the respondent; ``no send`` for those
+    no wave reached), or ``by=None`` for one bar. Or a mapping of label to such frames (for
+    example the status after each wave, ``{"after wave 1": s1, "after wave 2": s2}``): one
+    bar per entry. Statuses stack from the bottom in :data:`STATUS_COLOURS` order
+    (not_contacted to completed), each in its own colour; the total is written above.
+    """
+    from matplotlib.ticker import MaxNLocator
+
+    counts = _status_counts(status, by)
+    fig, ax = _figure(max(4.5, 1.1 * len(counts) + 3), 4.2)
+    positions = np.arange(len(counts))
+    bottom = np.zeros(len(counts), dtype=np.int64)
+    for name, colour in STATUS_COLOURS.items():
+        heights = counts[name].to_numpy()
+        ax.bar(positions, heights, bottom=bottom, color=colour, label=name, width=0.6)
+        bottom = bottom + heights
+    for x, total in zip(positions, bottom, strict=True):
+        ax.annotate(
+            f"{int(total):,}", (x, total), xytext=(0, 3), textcoords="offset points",
+            ha="center", fontsize=8,
+        )  # fmt: skip
+    ax.set_xticks(positions, [str(label) for label in counts.index])
+    ax.set_ylabel("respondents")
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    ax.set_ylim(0, max(int(bottom.max(initial=0)), 1) * 1.12)
+    handles, labels = ax.get_legend_handles_labels()
+    # Legend top to bottom as the stack reads: completed first.
+    ax.legend(handles[::-1], labels[::-1], loc="upper left", bbox_to_anchor=(1.0, 1.0),
+              frameon=False, fontsize=8)  # fmt: skip
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_title(title or "Respondents by status")
+    return fig
+
+
+def _cumulative(times: pd.Series) -> pd.Series:
+    """Count so far at each time (one point per distinct time, sorted)."""
+    stamps = pd.to_datetime(times, utc=True).dropna().sort_values()
+    counts = stamps.value_counts(sort=False).sort_index().cumsum()
+    return counts.astype(np.int64)
+
+
+def plot_campaign_timeline(
+    status: pd.DataFrame | None = None,
+    *,
+    sends: Any = None,
+    results: pd.DataFrame | None = None,
+    title: str | None = None,
+) -> Figure:
+    """Cumulative contacts and completions over time, as steps.
+
+    Contacts come from ``sends`` when given (a ``BatchResult``, its frame or a journal
+    path; a list or dict of them for several waves, as :func:`surveykit.campaign_status`
+    takes them): messages the platform accepted (outcome ``sent``), with a dotted line
+    where each wave began. Otherwise from ``status``: respondents by the time of their
+    first contact. Completions come from ``results``' ``completed`` times. A status frame
+    has no completion times: give ``results`` to draw them.
+    """
+    from matplotlib.dates import date2num
+    from matplotlib.ticker import MaxNLocator
+
+    from surveykit.campaign._sources import send_table
+
+    lines: list[tuple[str, pd.Series, str]] = []
+    starts: dict[str, pd.Timestamp] = {}
+    if sends is not None:
+        table, _ = send_table(sends)
+        accepted = table[table["outcome"] == "sent"]
+        lines.append(("messages accepted", _cumulative(accepted["time"]), PALETTE[0]))
+        starts = {str(k): v for k, v in accepted.groupby("wave", sort=False)["time"].min().items()}
+    elif status is not None:
+        if "first_contact" not in status.columns:
+            raise PlotError("status: no 'first_contact' column; pass campaign_status()'s frame")
+        lines.append(("respondents contacted", _cumulative(status["first_contact"]), PALETTE[0]))
+    if results is not None:
+        if "completed" not in results.columns:
+            raise PlotError("results: no 'completed' column of completion times")
+        done = pd.to_datetime(results["completed"], utc=True, errors="coerce")
+        lines.append(("completed", _cumulative(done), STATUS_COLOURS["completed"]))
+    if not lines:
+        raise PlotError("nothing to draw: give status, sends or results")
+    fig, ax = _figure(8, 4)
+    ends = [series.index.max() for _, series, _ in lines if len(series)]
+    end = max(ends) if ends else None
+    for label, series, colour in lines:
+        if len(series):
+            # Each count holds until the last time of any line (so a lone point shows).
+            xs = [*series.index, end]
+            ys = [*series.to_numpy(), series.iloc[-1]]
+            ax.step(xs, ys, where="post", label=label, color=colour)
+    for wave, start in starts.items():
+        x = date2num(start)  # type: ignore[no-untyped-call]
+        ax.axvline(x, color="#777777", linestyle=":", linewidth=1)
+        ax.annotate(wave, (start, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
+                    textcoords="offset points", fontsize=8, color="#555555")  # fmt: skip
+    ax.set_ylabel("cumulative count")
+    ax.set_ylim(bottom=0)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.yaxis.set_major_locator(MaxNLocator(integer=True))
+    fig.autofmt_xdate()
+    ax.set_title(title or "Contacts and completions over time")
+    return fig
