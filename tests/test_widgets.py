@@ -290,7 +290,7 @@ def test_composer_links_fill_the_link_and_are_registered_on_send(
     assert [u["fullUrl"] for u in registered] == rows["url"].tolist()
     texts = [body["message"] for _, _, body in platform.requests[1:]]
     assert all(t.startswith("Go https://") and "AbCd123" not in t for t in texts)
-    with pytest.raises(ValueError, match="links: no column 'link'"):
+    with pytest.raises(sk.ValidationError, match="links: no column 'link'"):
         BatchComposer(client, rows, source="447700900999", message="Go {link}", links="link")
     assert BatchComposer(client, rows, source="S", message="{link}", links="url").links.value == (
         "url"

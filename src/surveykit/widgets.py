@@ -222,7 +222,9 @@ class BatchComposer(_Displayable):
         self.client, self.df = client, df
         self.destination, self.journal = destination, journal
         if links is not None and links not in df.columns:
-            raise ValueError(
+            from surveykit.errors import ValidationError
+
+            raise ValidationError(
                 f"links: no column {links!r}; columns are {[str(c) for c in df.columns]}"
             )
         if opt_outs is not None:
