@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 from pydantic import ConfigDict, Field, StringConstraints, field_validator, model_validator
@@ -33,10 +34,12 @@ NOT_ACCEPTED_FOR_EMAIL = {
 _NonEmpty = Annotated[str, StringConstraints(min_length=1)]
 
 
-def _parts(value: str) -> list[str]:
-    """``value`` split at commas and semicolons outside quotes and angle brackets."""
-    parts: list[str] = []
-    current: list[str] = []
+def _scan(value: str) -> Iterator[tuple[str, bool]]:
+    """Each character of ``value`` and whether quotes or angle brackets shield it.
+
+    Shielded: a quote or angle bracket itself, or a character inside a quoted name or an
+    angle-bracketed address.
+    """
     quoted = angled = False
     for char in value:
         if char == '"' and not angled:
@@ -45,31 +48,30 @@ def _parts(value: str) -> list[str]:
             angled = True
         elif char == ">" and not quoted:
             angled = False
-        elif char in ",;" and not quoted and not angled:
+        elif not quoted and not angled:
+            yield char, False
+            continue
+        yield char, True
+
+
+def _parts(value: str) -> list[str]:
+    """``value`` split at commas and semicolons outside quotes and angle brackets."""
+    parts: list[str] = []
+    current: list[str] = []
+    for char, shielded in _scan(value):
+        if char in ",;" and not shielded:
             parts.append("".join(current))
             current = []
-            continue
-        current.append(char)
+        else:
+            current.append(char)
     parts.append("".join(current))
     return [part.strip() for part in parts if part.strip()]
 
 
 def _bare_addresses(part: str) -> int:
     """How many ``@`` words stand outside a quoted name and an angle-bracketed address."""
-    outside: list[str] = []
-    quoted = angled = False
-    for char in part:
-        if char == '"' and not angled:
-            quoted = not quoted
-        elif char == "<" and not quoted:
-            angled = True
-        elif char == ">" and not quoted:
-            angled = False
-        elif not quoted and not angled:
-            outside.append(char)
-            continue
-        outside.append(" ")
-    return sum(1 for word in "".join(outside).split() if "@" in word)
+    outside = "".join(" " if shielded else char for char, shielded in _scan(part))
+    return sum(1 for word in outside.split() if "@" in word)
 
 
 def recipient_count(value: str) -> int:
