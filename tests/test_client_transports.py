@@ -225,3 +225,26 @@ print(hits)
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )
     assert result.stdout.strip() == "[]", result.stdout
+
+
+def test_a_network_client_dropped_unclosed_closes_its_connections(served: object) -> None:
+    """No "unclosed socket" warning when a client that talked to a server is only collected."""
+    import subprocess
+    import sys
+
+    script = f"""
+import gc, sys, warnings
+warnings.simplefilter("error")
+import surveykit as sk
+def use():
+    sk.Client({served.base_url!r}, {served.token!r}).surveys.results("CSAT-SMS-2026")
+use()
+hits = []
+sys.unraisablehook = lambda u: hits.append(repr(u.exc_value))
+gc.collect(); gc.collect()
+print(hits)
+"""
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert result.stdout.strip() == "[]", result.stdout

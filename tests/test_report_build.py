@@ -116,7 +116,8 @@ def test_report_command_writes_excel_and_spss(
     )
     assert result.exit_code == 0, result.output
     assert "weighted (n_eff" in result.output
-    frame = sk.Client(served.base_url, served.token).surveys.results(generated)
+    with sk.Client(served.base_url, served.token) as client:
+        frame = client.surveys.results(generated)
     expected = build_report(frame, sk.Codebook.read(codebook), targets=TARGETS, by="channel")
     nps = expected.tables["Q1 NPS"].iloc[0]
     assert f"Q1: NPS {nps['estimate']:.2f} [{nps['ci_low']:.2f}, {nps['ci_high']:.2f}]" in (

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import logging
 import time
+import weakref
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self, TypeVar
@@ -77,6 +78,9 @@ class Client(ResourceGroups[Sync]):
         elif transport is None:
             transport = ShardedTransport(self._limits)
         self._http = self._lighten(httpx.Client(transport=transport, **self._client_options()))
+        # A client dropped unclosed (a script, a notebook cell, a command) closes its pooled
+        # connections when collected, rather than leaving open sockets that warn at exit.
+        weakref.finalize(self, self._http.close)
 
     @staticmethod
     def _in_process(app: Any) -> httpx.BaseTransport:
