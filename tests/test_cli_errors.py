@@ -677,3 +677,18 @@ def test_a_wrong_token_in_a_real_process(served_sandbox: ServedSandbox) -> None:
         "surveykit: the platform refused the token (401): check --token or SURVEYKIT_TOKEN"
     )
     assert len(done.stderr.strip().splitlines()) == 1 and "Traceback" not in done.stderr
+
+
+def test_python_dash_m_runs_the_same_command_line() -> None:
+    import subprocess
+    import sys
+
+    done = subprocess.run(
+        [sys.executable, "-m", "surveykit", "sandbox", "serve", "--port", "x"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 2
+    assert "Traceback" not in done.stderr
+    assert "--port" in done.stderr
