@@ -5,7 +5,9 @@ of the state, so they can be invited, answer, and be seen answering in GetResult
 clock moves (see :mod:`surveykit.sandbox.state._respondents`). Their numbers are valid
 for libphonenumber, in ranges that put them in known time zones:
 
-* ``GB``: UK mobiles ``+44 7700 100000`` to ``+44 7700 899999`` (Europe/London);
+* ``GB``: UK mobiles ``+44 7400 000000`` to ``+44 7400 999999`` (Europe/London; most
+  of 07700 is not valid for libphonenumber, and its drama range 07700 900xxx only
+  possible);
 * ``AU``: Australia's fictional mobiles ``+61 491 570 006``-``159``, ``571 266``-``491``,
   ``572 549``-``665`` (ACMA's ranges for drama: 497 numbers; a mobile names no state, so
   libphonenumber gives every Australian zone);
@@ -40,7 +42,7 @@ _AU_RANGES: Final = ((570006, 570159), (571266, 571491), (572549, 572665))
 def _pool(country: str) -> tuple[int, Callable[[int], str]]:
     """How many numbers a country's range holds, and its ``i``-th number."""
     if country == "GB":
-        return 800_000, lambda i: f"447700{100_000 + i}"
+        return 1_000_000, lambda i: f"447400{i:06d}"
     if country == "AU":
         numbers = [f"61491{n}" for low, high in _AU_RANGES for n in range(low, high + 1)]
         return len(numbers), numbers.__getitem__

@@ -81,7 +81,7 @@ class RespondentControls:
         with their names and mobile numbers and no ``invited``, ``started`` or
         ``completed`` time until a message reaches them and (with simulated respondents)
         they answer. Numbers are valid mobiles of the ``countries`` taken in turn: ``GB``
-        (+44 7700 1xxxxx-8xxxxx), ``AU`` (+61 491 57x xxx, the fictional range: 497
+        (+44 7400 xxxxxx), ``AU`` (+61 491 57x xxx, the fictional range: 497
         numbers) and ``US`` (555-01xx in twelve area codes from New York to Honolulu:
         1,200 numbers). Four questions: a 1-5 rating, an NPS, Yes/No, free text.
         Over HTTP: ``POST /_sandbox/surveys/campaign``; served: ``--campaign REF:ROWS``.

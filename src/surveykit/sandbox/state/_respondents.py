@@ -156,8 +156,9 @@ class Respondents(Inbound, Surveys):
             survey.source = source
         people = campaign_people(rows, countries, seed)
         with self.transaction():
-            if self.find_survey(survey.reference) is not None:
-                raise ValueError(f"reference: a survey {survey.reference!r} exists already")
+            existing = self.find_survey(survey.reference)
+            if existing is not None:
+                raise ValueError(f"reference: a survey {existing.reference!r} exists already")
             for other in self.surveys.values():
                 if other.survey_id == survey.survey_id:
                     raise ValueError(
