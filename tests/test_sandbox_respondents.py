@@ -448,3 +448,16 @@ def test_serve_options_are_checked(args: list[str], message: str) -> None:
     assert result.exit_code == 2, result.output
     lines = [line for line in result.stderr.splitlines() if line.strip()]
     assert len(lines) == 1 and re.search(message, lines[0]), lines
+
+
+def test_on_a_realtime_clock_a_stop_falls_due_by_itself() -> None:
+    model = {"stop": 1.0, "min_delay": 1, "max_delay": 1}
+    with Sandbox(seed=1, realtime=True, respondents=model) as sandbox, sk.listen() as listener:
+        sandbox.set_account_callback(listener.url)
+        client = sk.Client.sandbox(sandbox)
+        client.messages.send(destination="447400123456", source=SOURCE, message="Hi", reply=True)
+        # Nobody calls the sandbox again: the ticker lets the STOP happen a second later.
+        events = listener.wait_for(3, timeout=WAIT)
+        client.close()
+    assert events["type"].astype(str).tolist() == ["Receipt", "Receipt", "Stop"]
+    assert "447400123456" in sandbox.stop_list()
