@@ -260,6 +260,23 @@ def sandbox_serve(
             "REF (survey ids 9001, 9002... in order); repeat the option for more.",
         ),
     ] = None,
+    respondents: Annotated[
+        str | None,
+        typer.Option(
+            metavar="SPEC",
+            help="Simulate respondents over the clock: 'default', or proportions such as "
+            "answer_first=0.45,answer_after_reminder=0.2,never=0.25,stop=0.05,"
+            "undeliverable=0.05 (and min_delay=, max_delay= in seconds).",
+        ),
+    ] = None,
+    campaign: Annotated[
+        list[str] | None,
+        typer.Option(
+            metavar="REF:ROWS",
+            help="Add a campaign survey of ROWS respondents nobody invited yet, with UK, "
+            "Australian and US numbers (survey ids 9101, 9102... in order); repeatable.",
+        ),
+    ] = None,
 ) -> None:
     """Serve the sandbox over HTTP (uvicorn) until interrupted.
 
@@ -274,10 +291,23 @@ def sandbox_serve(
     except ValueError as exc:
         typer.echo(f"surveykit: --generate: {exc}", err=True)
         raise typer.Exit(code=2) from None
+    try:
+        campaigns = [_generated_spec(value) for value in campaign or []]
+    except ValueError as exc:
+        typer.echo(f"surveykit: --campaign: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    from surveykit.sandbox._behaviour import RespondentModel
+
+    try:
+        model = RespondentModel.from_spec(respondents) if respondents is not None else None
+    except ValueError as exc:
+        typer.echo(f"surveykit: --respondents: {exc}", err=True)
+        raise typer.Exit(code=2) from None
     if db is not None:
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
     from surveykit._net import bind, url_of
     from surveykit.sandbox import Sandbox
+    from surveykit.sandbox._campaign_data import CAMPAIGN_SURVEY_ID
     from surveykit.sandbox._data import GENERATED_SURVEY_ID
 
     settings: dict[str, Any] = {
@@ -311,6 +341,7 @@ def sandbox_serve(
             sample_data=not no_sample_data,
             base_url=base_url,
             results_layout=results_layout,
+            respondents=model,
         )
     except ValueError as exc:
         sock.close()
@@ -331,6 +362,16 @@ def sandbox_serve(
         sandbox.add_generated_survey(
             reference, rows, survey_id=GENERATED_SURVEY_ID + number
         )
+    for number, (reference, rows) in enumerate(campaigns):
+        if db is not None and sandbox.state.find_survey(reference) is not None:
+            continue  # kept in the --db file from an earlier run
+        try:
+            sandbox.add_campaign_survey(reference, rows, survey_id=CAMPAIGN_SURVEY_ID + number)
+        except ValueError as exc:
+            sock.close()
+            sandbox.close()
+            typer.echo(f"surveykit: --campaign: {exc}", err=True)
+            raise typer.Exit(code=2) from None
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"

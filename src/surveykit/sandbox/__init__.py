@@ -7,6 +7,7 @@
 See ``docs/sandbox.md`` for the rules it applies, its magic numbers and its control API.
 """
 
+from surveykit.sandbox._behaviour import BEHAVIOURS, RespondentModel
 from surveykit.sandbox._records import (
     CallbackTarget,
     Event,
@@ -19,6 +20,7 @@ from surveykit.sandbox._sandbox import IN_PROCESS_URL, Sandbox
 from surveykit.sandbox.state import DEFAULT_START, Fault
 
 __all__ = [
+    "BEHAVIOURS",
     "DEFAULT_START",
     "IN_PROCESS_URL",
     "MAGIC_NUMBERS",
@@ -28,6 +30,7 @@ __all__ = [
     "JournalEntry",
     "MessageRecord",
     "NumberInfo",
+    "RespondentModel",
     "Sandbox",
     "ShortLink",
 ]

@@ -23,7 +23,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from surveykit.sandbox import _control, _openapi, _routes
+from surveykit.sandbox import _control, _control_respondents, _openapi, _routes
 from surveykit.sandbox._errors import problem_body
 from surveykit.sandbox._wire import MAX_BODY, loads_json
 from surveykit.sandbox.state import Fault, SandboxState
@@ -112,6 +112,7 @@ class SandboxApp(Starlette):
             routes=[
                 Route("/openapi.json", _openapi_route, methods=["GET"]),
                 *_control.routes(),
+                *_control_respondents.routes(),
                 *_routes.routes(),
                 *_routes.link_routes(),
             ],

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from datetime import datetime, timedelta
 from types import TracebackType
 from typing import TYPE_CHECKING, Any, Self
@@ -12,6 +12,7 @@ from urllib.parse import urlsplit
 
 from surveykit.models import CallbackSettings
 from surveykit.sandbox._app import SandboxApp
+from surveykit.sandbox._behaviour import RespondentModel
 from surveykit.sandbox._data import GENERATED_SURVEY_ID, generated_survey
 from surveykit.sandbox._delivery import CallbackDelivery
 from surveykit.sandbox._records import (
@@ -22,6 +23,7 @@ from surveykit.sandbox._records import (
     ShortLink,
     Survey,
 )
+from surveykit.sandbox._sandbox_respondents import RespondentControls
 from surveykit.sandbox._store import MemoryStore, SQLiteStore
 from surveykit.sandbox._ticker import RealtimeTicker
 from surveykit.sandbox.state import DEFAULT_START, Fault, SandboxState, callback_target
@@ -35,7 +37,7 @@ IN_PROCESS_URL = "http://sandbox.localhost"
 """The base URL of an in-process sandbox (``.localhost`` counts as loopback)."""
 
 
-class Sandbox:
+class Sandbox(RespondentControls):
     """A stateful, deterministic simulation of the v3.2 platform, as an ASGI app.
 
     Use it in-process (``Client.sandbox(sandbox)``, no network) or serve it with
@@ -58,6 +60,9 @@ class Sandbox:
         results_layout: the layout GetResults answers in: ``"documented"``
             (``docs/results-format.md``) or another one a platform may send (see
             :data:`surveykit.results.LAYOUTS`), to try readers against it.
+        respondents: simulate respondents over the clock (default: not); True, a mapping
+            of proportions or a :class:`~surveykit.sandbox.RespondentModel`, as
+            :meth:`set_respondent_model` takes them.
 
     Example:
         >>> sandbox = Sandbox(seed=7)
@@ -79,12 +84,18 @@ class Sandbox:
         realtime: bool = False,
         base_url: str = IN_PROCESS_URL,
         results_layout: str = "documented",
+        respondents: RespondentModel | Mapping[str, Any] | bool | None = None,
     ) -> None:
         from surveykit.results._layouts import check_layout
 
         store = SQLiteStore(db) if db is not None else MemoryStore()
         self._state = SandboxState(
-            seed=seed, store=store, sample_data=sample_data, start=start, realtime=realtime
+            seed=seed,
+            store=store,
+            sample_data=sample_data,
+            start=start,
+            realtime=realtime,
+            respondents=RespondentModel.of(respondents),
         )
         self.app = SandboxApp(self._state)
         """The Starlette ASGI application."""

@@ -17,6 +17,7 @@ lock guards everything.
 ``_surveys``        Data/Import, simulated answers, what GetResults covers
 ``_keywords``       the Keyword routes
 ``_links``          TinyUrl and clicks
+``_respondents``    simulated respondents: answers, reminders, STOP, failed deliveries
 ==================  ==================================================================
 
 Each endpoint group is a mixin over the core (they share its records and lock, and call
@@ -30,14 +31,14 @@ from surveykit.sandbox._errors import errors_of
 from surveykit.sandbox.state._callback import callback_target
 from surveykit.sandbox.state._clock import DEFAULT_START, Clock, Fault, Faults
 from surveykit.sandbox.state._core import CALLBACK_USER, StateCore, User
-from surveykit.sandbox.state._inbound import Inbound
 from surveykit.sandbox.state._keywords import Keywords
 from surveykit.sandbox.state._links import MAX_LINKS, Links
+from surveykit.sandbox.state._respondents import RespondentAction, Respondents
 from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT
-from surveykit.sandbox.state._surveys import MAX_IMPORT_RECORDS, Surveys
+from surveykit.sandbox.state._surveys import MAX_IMPORT_RECORDS
 
 
-class SandboxState(Inbound, Surveys, Keywords, Links):
+class SandboxState(Respondents, Keywords, Links):
     """Everything the simulated platform knows, and the operations of its routes."""
 
 
@@ -50,6 +51,7 @@ __all__ = [
     "Clock",
     "Fault",
     "Faults",
+    "RespondentAction",
     "SandboxState",
     "StateCore",
     "User",

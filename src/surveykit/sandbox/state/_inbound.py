@@ -44,55 +44,59 @@ class Inbound(Messages):
         if not _rules.is_possible_number(from_number):
             raise ValueError(f"from_number: {from_number!r} is not E.164 digits")
         with self.transaction():
-            now = self.now()
-            original = self._open_message(from_number, to)
-            our_number = to or (original.source if original else None)
-            self.record(
-                "inbound",
-                source=from_number,
-                destination=our_number,
-                text=text,
-                message_id=original.message_id if original else None,
-            )
-            kind, keyword = _rules.classify(text, list(self.keywords.values()), now)
-            common: dict[str, Any] = {
-                "source": from_number,
-                "destination": our_number,
-                "message": text,
-                "inbound": True,
-                "segments": _rules.segments(text),
-                "message_id": original.message_id if original else "Unknown",
-                "callback": original.callback if original else None,
-            }
-            if kind == "Stop":
-                self.stop_list[from_number] = now
-                self._save("stop", from_number, {"at": iso(now)})
-                return self.emit("Stop", status="Stopped", **common)
-            if kind == "Unstop":
-                if self.stop_list.pop(from_number, None) is not None:
-                    self.store.delete("stop", from_number)
-                return self.emit("Unstop", status="Unstopped", **common)
-            if kind in ("Help", "Info"):
-                return self.emit(kind, status="Received", **common)
-            if kind == "Keyword" and keyword is not None:
-                event = self.emit("Keyword", status="Received", **common)
-                record = self.keywords[keyword.upper()]
-                # One answer, not two: a Keyword callback is response-type (the reference),
-                # so a receiver's answer is the reply; the keyword's own response is sent
-                # only when the event has no callback to go to.
-                answered_by_receiver = bool(event.callback)
-                if (
-                    record.response
-                    and not answered_by_receiver
-                    and our_number
-                    and not _rules.is_branded(our_number)
-                ):
-                    self._auto_reply(our_number, from_number, record.response)
-                return event
-            event = self.emit("Message", status="Received", **common)
-            if original is not None and original.survey_id is not None:
-                self._answer_from_reply(original, from_number, text, now)
+            return self._receive(from_number, text, to)
+
+    def _receive(self, from_number: str, text: str, to: str | None) -> Event:
+        """:meth:`reply`'s work, the lock held (a simulated respondent's STOP comes here)."""
+        now = self.now()
+        original = self._open_message(from_number, to)
+        our_number = to or (original.source if original else None)
+        self.record(
+            "inbound",
+            source=from_number,
+            destination=our_number,
+            text=text,
+            message_id=original.message_id if original else None,
+        )
+        kind, keyword = _rules.classify(text, list(self.keywords.values()), now)
+        common: dict[str, Any] = {
+            "source": from_number,
+            "destination": our_number,
+            "message": text,
+            "inbound": True,
+            "segments": _rules.segments(text),
+            "message_id": original.message_id if original else "Unknown",
+            "callback": original.callback if original else None,
+        }
+        if kind == "Stop":
+            self.stop_list[from_number] = now
+            self._save("stop", from_number, {"at": iso(now)})
+            return self.emit("Stop", status="Stopped", **common)
+        if kind == "Unstop":
+            if self.stop_list.pop(from_number, None) is not None:
+                self.store.delete("stop", from_number)
+            return self.emit("Unstop", status="Unstopped", **common)
+        if kind in ("Help", "Info"):
+            return self.emit(kind, status="Received", **common)
+        if kind == "Keyword" and keyword is not None:
+            event = self.emit("Keyword", status="Received", **common)
+            record = self.keywords[keyword.upper()]
+            # One answer, not two: a Keyword callback is response-type (the reference),
+            # so a receiver's answer is the reply; the keyword's own response is sent
+            # only when the event has no callback to go to.
+            answered_by_receiver = bool(event.callback)
+            if (
+                record.response
+                and not answered_by_receiver
+                and our_number
+                and not _rules.is_branded(our_number)
+            ):
+                self._auto_reply(our_number, from_number, record.response)
             return event
+        event = self.emit("Message", status="Received", **common)
+        if original is not None and original.survey_id is not None:
+            self._answer_from_reply(original, from_number, text, now)
+        return event
 
     def _open_message(self, number: str, to: str | None) -> MessageRecord | None:
         for message_id in reversed(self.open_replies.get(number, [])):

@@ -45,6 +45,9 @@ class Schedule(StateCore):
             expiry = self._first_expiry(None)
             if expiry is not None:
                 times.append(expiry[0])
+            action = self._next_action_time()
+            if action is not None:
+                times.append(action)
             return min(times, default=None)
 
     def advance(self, delta: timedelta) -> datetime:
@@ -71,15 +74,35 @@ class Schedule(StateCore):
                 self.scheduled[0] if self.scheduled and self.scheduled[0][0] <= target else None
             )
             due_expiry = self._first_expiry(target)
-            if due_send is None and due_expiry is None:
+            due_action = self._next_action_time()
+            if due_action is not None and due_action > target:
+                due_action = None
+            times = [t for t in (due_send, due_expiry) if t is not None]
+            first = min([t[0] for t in times] + ([due_action] if due_action else []), default=None)
+            if first is None:
                 return happened
             happened = True
-            if due_send is not None and (due_expiry is None or due_send[0] <= due_expiry[0]):
+            if due_send is not None and due_send[0] == first:
                 self.scheduled.pop(0)
                 message = self.messages[due_send[1]]
                 self._dispatch(message, due_send[0])
-            elif due_expiry is not None:
+            elif due_expiry is not None and due_expiry[0] == first:
                 self._expire(self.messages[due_expiry[1]])
+            else:
+                self._run_next_action()
+
+    # Hooks for what simulated respondents do (:mod:`._respondents` fills them in).
+
+    def _next_action_time(self) -> datetime | None:
+        """When the next simulated respondent's action falls due (None: none pending)."""
+        return None
+
+    def _run_next_action(self) -> None:
+        """Let the next simulated respondent's action happen."""
+
+    def _simulate_contact(self, message: MessageRecord, at: datetime) -> bool:
+        """Note that ``message`` reached its destination at ``at``; whether it fails there."""
+        return False
 
     def _first_expiry(self, target: datetime | None) -> tuple[datetime, str] | None:
         """The first reply window to close (by ``target``; None: at any time)."""
@@ -139,7 +162,8 @@ class Schedule(StateCore):
             "number_type": message.number_type,
         }
         self.emit("Receipt", at=at, status="Sent", **common, **lookup_fields)
-        delivered = _rules.delivered(
+        undeliverable = self._simulate_contact(message, at)
+        delivered = not undeliverable and _rules.delivered(
             message.channel, reachable=message.reachable, number_type=message.number_type
         )
         message.status = "Delivered" if delivered else "Failed"
