@@ -164,7 +164,13 @@ def _zones(value: Any, df: pd.DataFrame, is_email: bool) -> tuple[str, ...] | No
                 "a column of zone names or one zone name"
             )
         return (AUTO,)
-    return ("zone", zone_name(zone(value)))
+    try:
+        return ("zone", zone_name(zone(value)))
+    except ValidationError:
+        raise ValidationError(
+            f"timezone: {value!r} is neither 'auto', a column (columns are "
+            f"{[str(c) for c in df.columns]}) nor a known time zone such as 'Europe/London'"
+        ) from None
 
 
 def make_spec(df: pd.DataFrame, options: Mapping[str, Any], *, platform: tzinfo = UTC) -> BatchSpec:
