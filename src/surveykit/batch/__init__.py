@@ -1,10 +1,10 @@
 """Batch messaging from DataFrames: templates, windows, lookups, short links, a journal."""
 
+from surveykit._batch_options import OPTIONS, BatchOptions, PreviewOptions, SendOptions
 from surveykit.batch._batch import send_batch
 from surveykit.batch._journal import Journal, JournalMismatchError
 from surveykit.batch._lock import JournalLockedError
 from surveykit.batch._lookup import lookup_frame
-from surveykit.batch._options import OPTIONS, BatchOptions, PreviewOptions, SendOptions
 from surveykit.batch._plan import OUTCOMES
 from surveykit.batch._preview import preview_batch
 from surveykit.batch._result import BatchInterrupted, BatchPreview, BatchResult

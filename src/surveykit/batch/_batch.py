@@ -1,4 +1,4 @@
-"""``send_batch`` and ``preview_batch``: one message per DataFrame row, every outcome kept."""
+"""``send_batch``: one message per DataFrame row, every outcome kept, resumable."""
 
 from __future__ import annotations
 
@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from typing_extensions import Unpack
 
+from surveykit._batch_options import Progress, SendOptions, documented, resolve
 from surveykit._dual import returns
 from surveykit.batch._journal import DONE, IN_FLIGHT, Journal, JournalRow, row_key
-from surveykit.batch._options import Progress, SendOptions, documented, resolve
 from surveykit.batch._plan import DEFINITE_FAILURES, OUTCOMES, RowPlan, plan_rows, skip_mask
 from surveykit.batch._result import (
     COLUMNS,
@@ -373,7 +373,7 @@ def send_batch(
     :class:`~surveykit.AsyncClient` an awaitable of one (``await sk.send_batch(...)`` in a
     notebook cell). Call it as ``sk.send_batch(client, df, message=..., source=..., ...)``;
     every option is keyword-only and documented once, in
-    :data:`surveykit.batch._options.OPTIONS`.
+    :data:`surveykit._batch_options.OPTIONS`.
 
     Args:
         client: the platform or sandbox client.

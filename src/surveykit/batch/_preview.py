@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from typing_extensions import Unpack
 
+from surveykit._batch_options import PreviewOptions, documented, resolve
 from surveykit.batch._journal import row_key
-from surveykit.batch._options import PreviewOptions, documented, resolve
 from surveykit.batch._plan import plan_rows, skip_mask
 from surveykit.batch._result import BatchPreview, platform_now, platform_zone
 from surveykit.batch._runner import OPTED_OUT

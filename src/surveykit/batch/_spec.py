@@ -9,8 +9,8 @@ from typing import Any, TypeAlias
 
 import pandas as pd
 
+from surveykit._batch_options import Channel
 from surveykit._platform import zone, zone_name
-from surveykit.batch._options import Channel
 from surveykit.batch._template import Template
 from surveykit.batch._windows import windows_from
 from surveykit.errors import ValidationError

@@ -77,24 +77,41 @@ class PreviewOptions(BatchOptions, total=False):
 
 @dataclass(frozen=True)
 class Option:
-    """One option: its default and its documentation (one paragraph)."""
+    """One option: its default, its documentation, and its help on the command line.
+
+    ``cli`` is the one-line help of ``surveykit send``'s option of the same name (its
+    ``--`` form); None when the option takes a Python value the command line cannot give
+    (a Series, a DataFrame, a function).
+    """
 
     default: Any
     doc: str
+    cli: str | None = None
 
 
 _REQUIRED = inspect.Parameter.empty
 
 OPTIONS: dict[str, Option] = {
-    "message": Option(None, 'the text template, ``"Hi {firstName}, your survey: {link}"``.'),
-    "source": Option(_REQUIRED, "the sender: number, short code or brand (email: the From route)."),
+    "message": Option(
+        None,
+        'the text template, ``"Hi {firstName}, your survey: {link}"``.',
+        cli="Template, e.g. 'Hi {firstName}: {link}' (email: the content).",
+    ),
+    "source": Option(
+        _REQUIRED,
+        "the sender: number, short code or brand (email: the From route).",
+        cli="Sender: number, short code or brand.",
+    ),
     "destination": Option(
         None,
         "the column with E.164 digits (default ``mobileNumber``; for email the address "
         "column, default ``emailAddress``).",
+        cli="Column of numbers (or addresses).",
     ),
     "channel": Option(
-        "sms", "``sms``, ``whatsapp``, ``facebook``, ``whatsapp_template`` or ``email``."
+        "sms",
+        "``sms``, ``whatsapp``, ``facebook``, ``whatsapp_template`` or ``email``.",
+        cli="sms, whatsapp, facebook, whatsapp_template, email.",
     ),
     "reply": Option(
         False,
@@ -102,6 +119,7 @@ OPTIONS: dict[str, Option] = {
         "``timeout``, ``survey_id`` and ``on_behalf`` are refused, by name, for email; "
         "``to``, ``subject``, ``content``, ``metadata`` and ``callback`` for the other "
         "channels.",
+        cli="Allow replies.",
     ),
     "windows": Option(
         None,
@@ -109,6 +127,7 @@ OPTIONS: dict[str, Option] = {
         "``timezone`` they are the platform's clock, which surveykit takes to be UTC unless "
         "``Client(window_timezone=...)`` says otherwise. An email request has no windows: "
         "each email row's When is set to the first moment inside one instead.",
+        cli="'Mon-Fri 09:00-18:00'; repeatable.",
     ),
     "timezone": Option(
         None,
@@ -120,25 +139,37 @@ OPTIONS: dict[str, Option] = {
         'the windows in every one of them; with none, the row is ``rejected`` ("several '
         'time zones: give a timezone column"). The outcome and the preview show each '
         "row's ``timezone`` and ``local_send_time``.",
+        cli="Read --window in local time: auto (from the number), a column, or a zone.",
     ),
     "when": Option(
         None,
         "send later: a timezone-aware datetime or pandas Timestamp, an ISO 8601 string "
         "with an offset, or the name of a column of such times (one per row; an empty "
         "cell is now). A time without a zone is refused, naming ``when`` (and the row).",
+        cli="Send later: ISO 8601 time with an offset, or a column of such times.",
     ),
-    "lookup": Option(False, "look each destination up before sending (landlines are not sent)."),
-    "test": Option(False, "test routing only; nothing is sent (outcome ``tested``)."),
+    "lookup": Option(
+        False,
+        "look each destination up before sending (landlines are not sent).",
+        cli="Look each number up first; landlines are not sent.",
+    ),
+    "test": Option(
+        False,
+        "test routing only; nothing is sent (outcome ``tested``).",
+        cli="Test routing only; nothing is sent.",
+    ),
     "timeout": Option(None, "minutes the platform keeps each message open for a reply."),
     "survey_id": Option(None, "the survey the messages belong to."),
     "on_behalf": Option(None, "the account or organisation sending, where configured."),
     "to": Option(None, "email recipient template (defaults to the address column)."),
-    "subject": Option(None, "email subject template."),
+    "subject": Option(None, "email subject template.", cli="Email subject template."),
     "content": Option(None, "email HTML content template (defaults to ``message``)."),
     "metadata": Option(None, "email MetaData: column names (per-row values) or a fixed dict."),
     "callback": Option(None, "email Callback settings."),
     "links": Option(
-        None, "a column of URLs to shorten per row (TinyUrl/RegisterList), used as ``{link}``."
+        None,
+        "a column of URLs to shorten per row (TinyUrl/RegisterList), used as ``{link}``.",
+        cli="Column of URLs to shorten into {link}.",
     ),
     "reuse_links": Option(None, "the ``reuse`` flag for short links."),
     "skip": Option(
@@ -147,7 +178,11 @@ OPTIONS: dict[str, Option] = {
         "against ``lookups``.",
     ),
     "lookups": Option(None, "the frame :func:`lookup_frame` returned, for ``skip``."),
-    "rate": Option(None, "the most requests per second (a token bucket); None for no limit."),
+    "rate": Option(
+        None,
+        "the most requests per second (a token bucket); None for no limit.",
+        cli="Most requests per second.",
+    ),
     "opt_outs": Option(
         None,
         "an :class:`~surveykit.OptOutList` (or its path): each row's destination is checked "
@@ -160,23 +195,26 @@ OPTIONS: dict[str, Option] = {
         None,
         '``"failed"`` resends, with the same journal, only rows whose outcome was a '
         "definite failure.",
+        cli="With --journal: resend definite failures.",
     ),
     "resend_unknown": Option(
         False, "also resend rows whose outcome is unknown (they may have arrived)."
     ),
-    "concurrency": Option(8, "requests in flight at once."),
+    "concurrency": Option(8, "requests in flight at once.", cli="Requests in flight."),
     "journal": Option(
         None,
         "an SQLite file recording every row before and after its request; re-run with the "
         "same file to resume without sending anything twice. One run at a time holds it, "
         "across processes (a lock on ``<journal>.lock``, released when the run ends, even "
         "by SIGKILL).",
+        cli="SQLite journal: resume, never send twice (default FILE.journal.sqlite beside FILE).",
     ),
     "journal_timeout": Option(
         0.0,
         "seconds to wait while another run holds the journal; 0 (the default) raises "
         ":class:`~surveykit.batch.JournalLockedError` at once, naming the holder's pid and "
         "host; None waits as long as it takes.",
+        cli="Wait this long while another run holds the journal.",
     ),
     "progress": Option(
         True,
