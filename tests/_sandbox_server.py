@@ -32,19 +32,10 @@ def _reader(stream: object, lines: queue.Queue[str]) -> None:
 def serve_sandbox(*args: str | Path) -> Iterator[ServedSandbox]:
     """Run the CLI with ``--port 0``; read base_url and tokens from its stdout."""
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    command = [
-        sys.executable,
-        "-m",
-        "surveykit.cli",
-        "sandbox",
-        "serve",
-        "--port",
-        "0",
-        *map(str, args),
-    ]
-    process = subprocess.Popen(
-        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
-    )
+    command = [sys.executable, "-m", "surveykit.cli", "sandbox", "serve", "--port", "0",
+               *map(str, args)]
+    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                               text=True, env=env)
     try:
         lines: queue.Queue[str] = queue.Queue()
         threading.Thread(target=_reader, args=(process.stdout, lines), daemon=True).start()
@@ -56,9 +47,8 @@ def serve_sandbox(*args: str | Path) -> Iterator[ServedSandbox]:
                 raise RuntimeError("the sandbox server printed no URL in time") from None
             key, _, value = line.strip().partition("=")
             values[key] = value
-        yield ServedSandbox(
-            values["base_url"], values["token"], values["restricted_token"], process
-        )
+        yield ServedSandbox(values["base_url"], values["token"], values["restricted_token"],
+                            process)
     finally:
         process.terminate()
         try:

@@ -430,10 +430,7 @@ def test_keyboardinterrupt_in_progress_stops_an_async_batch_inside_its_own_task(
     async def interrupted() -> BatchResult:
         try:
             await send_batch(
-                client_for(platform, "async"),
-                df,
-                **options,
-                concurrency=4,
+                client_for(platform, "async"), df, **options, concurrency=4,
                 progress=stop_after_four,
             )
         except BatchInterrupted as stop:

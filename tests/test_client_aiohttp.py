@@ -183,10 +183,7 @@ def test_a_refused_connection_is_reported_as_not_sent() -> None:
 
     with pytest.raises(sk.APIConnectionError, match="could not connect") as caught:
         send_one(
-            f"http://127.0.0.1:{port}",
-            "t",
-            "447911124100",
-            allow_insecure_http=True,
+            f"http://127.0.0.1:{port}", "t", "447911124100", allow_insecure_http=True,
             retry=sk.RetryPolicy(max_retries=1, backoff_base=0.0),
         )
     assert not isinstance(caught.value, sk.OutcomeUnknownError)
@@ -218,8 +215,7 @@ def test_a_streamed_download_returns_its_connection(served: ServedSandbox) -> No
         # One connection and a short pool wait: a download that kept its connection would
         # make the sends after it time out waiting for the pool.
         async with sk.AsyncClient(
-            served.base_url,
-            served.token,
+            served.base_url, served.token,
             limits=httpx.Limits(max_connections=1),
             timeout=httpx.Timeout(10, pool=1.0),
         ) as client:
@@ -348,9 +344,8 @@ def test_a_header_with_a_control_character_is_refused_before_sending(
     served: ServedSandbox,
 ) -> None:
     with pytest.raises(sk.APIConnectionError, match="nothing was sent") as caught:
-        send_one(
-            served.base_url, served.token, "447911126300", headers={"X-Trace": "a\r\nInjected: 1"}
-        )
+        send_one(served.base_url, served.token, "447911126300",
+                 headers={"X-Trace": "a\r\nInjected: 1"})
     assert not isinstance(caught.value, sk.OutcomeUnknownError)
     assert "Injected" not in str(caught.value)
     assert accepted(served)["447911126300"] == 0
@@ -397,9 +392,8 @@ def test_a_peer_that_stops_reading_cannot_hang_a_send() -> None:
             transport = AiohttpTransport(httpx.Limits(max_connections=1))
             timeout = httpx.Timeout(1.0, write=0.2)
             async with httpx.AsyncClient(transport=transport, timeout=timeout) as http:
-                await http.post(
-                    f"http://127.0.0.1:{port}/v3.2/Data/Import", content=b"x" * 64_000_000
-                )
+                await http.post(f"http://127.0.0.1:{port}/v3.2/Data/Import",
+                                content=b"x" * 64_000_000)
 
         async def bounded() -> None:
             await asyncio.wait_for(post(), 30)  # a hang fails here instead of stalling CI

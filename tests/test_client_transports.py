@@ -30,9 +30,8 @@ def raw() -> Iterator[Callable[[Any], httpx.Client]]:
     clients: list[httpx.Client] = []
 
     def make(app: Any) -> httpx.Client:
-        clients.append(
-            httpx.Client(transport=ASGIPortalTransport(app), base_url="http://app.localhost")
-        )
+        clients.append(httpx.Client(transport=ASGIPortalTransport(app),
+                                    base_url="http://app.localhost"))
         return clients[-1]
 
     yield make
@@ -41,13 +40,8 @@ def raw() -> Iterator[Callable[[Any], httpx.Client]]:
 
 
 async def start(send: Send) -> None:
-    await send(
-        {
-            "type": "http.response.start",
-            "status": 200,
-            "headers": [(b"content-type", b"text/plain")],
-        }
-    )
+    await send({"type": "http.response.start", "status": 200,
+                "headers": [(b"content-type", b"text/plain")]})
 
 
 def until(condition: Callable[[], bool]) -> bool:
@@ -173,10 +167,8 @@ def test_reading_after_the_transport_closed_is_an_error_not_a_hang() -> None:
         await asyncio.sleep(WAIT)
 
     transport = ASGIPortalTransport(app)
-    with (
-        httpx.Client(transport=transport, base_url="http://app.localhost") as c,
-        c.stream("GET", "/") as response,
-    ):
+    with httpx.Client(transport=transport, base_url="http://app.localhost") as c, \
+            c.stream("GET", "/") as response:
         chunks = response.iter_raw()
         assert next(chunks) == b"x" * 10
         transport.close()
@@ -197,17 +189,10 @@ def test_sandbox_results_arrive_in_pieces_in_process() -> None:
     box = Sandbox(seed=3, sample_data=False)
     box.add_generated_survey("BENCH-50K", 50_000, questions=3)
     body = json.dumps({"format": "CSV", "surveyReference": "BENCH-50K"})
-    with (
-        httpx.Client(
-            transport=ASGIPortalTransport(box.app),
-            base_url=box.base_url,
-            headers={
-                "Authorization": f"Basic {box.admin_token}",
-                "Content-Type": "application/json",
-            },
-        ) as c,
-        c.stream("POST", "/v3.2/Survey/GetResults", content=body) as response,
-    ):
+    with httpx.Client(transport=ASGIPortalTransport(box.app), base_url=box.base_url,
+                      headers={"Authorization": f"Basic {box.admin_token}",
+                               "Content-Type": "application/json"}) as c, \
+            c.stream("POST", "/v3.2/Survey/GetResults", content=body) as response:
         pieces = list(response.iter_raw())
     assert len(pieces) >= 3  # 20,000-row chunks, each handed over as it is encoded
     assert len(read_results(b"".join(pieces), format="CSV")) == 50_000

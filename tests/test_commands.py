@@ -344,16 +344,8 @@ def test_results_files_are_written_even_when_the_reader_stops_early(tmp_path: Pa
     os.close(read_end)
     try:
         done = subprocess.run(
-            [
-                sys.executable,
-                "-m",
-                "surveykit.cli",
-                "results",
-                "--out",
-                str(tmp_path / "r.csv"),
-                "--chart",
-                str(tmp_path / "f.png"),
-            ],
+            [sys.executable, "-m", "surveykit.cli", "results",
+             "--out", str(tmp_path / "r.csv"), "--chart", str(tmp_path / "f.png")],
             stdout=write_end,
             stderr=subprocess.PIPE,
             timeout=120,

@@ -58,7 +58,8 @@ def bundle_texts(path: Path) -> dict[str, bytes]:
 
 def test_in_process_sandbox_passes_every_check() -> None:
     with sk.Client.sandbox() as client:
-        report = sk.doctor(client, survey=SURVEY, lookup="447700900123", test_send="447700900124")
+        report = sk.doctor(client, survey=SURVEY, lookup="447700900123",
+                           test_send="447700900124")
         assert client.embedded is not None
         assert client.embedded.journal("message") == []  # a test send sends nothing
     assert [c.name for c in report] == [*BASE_CHECKS, "lookup", "test send"]
@@ -93,9 +94,9 @@ def test_served_sandbox_passes_and_the_bundle_holds_no_token(
         assert b"authorization" not in content.lower(), name
 
 
-def test_a_folder_bundle_keeps_the_first_kilobytes(
-    control: httpx.Client, served: ServedSandbox, tmp_path: Path
-) -> None:
+def test_a_folder_bundle_keeps_the_first_kilobytes(control: httpx.Client,
+                                                   served: ServedSandbox,
+                                                   tmp_path: Path) -> None:
     control.post("/_sandbox/surveys/generate", json={"reference": "BIG", "rows": 300})
     with sk.Client(served.base_url, served.token) as client:
         report = sk.doctor(client, survey="BIG", bundle=tmp_path / "b")
@@ -109,9 +110,8 @@ def test_a_folder_bundle_keeps_the_first_kilobytes(
 # ------------------------------------------------------------------ faults, each on its line
 
 
-def test_a_500_on_getresults_fails_that_format_only(
-    served: ServedSandbox, control: httpx.Client
-) -> None:
+def test_a_500_on_getresults_fails_that_format_only(served: ServedSandbox,
+                                                    control: httpx.Client) -> None:
     fault = {"route": "/v3.2/Survey/GetResults", "status": 500, "times": 1}
     assert control.post("/_sandbox/faults", json=fault).status_code == 200
     with sk.Client(served.base_url, served.token, max_retries=0) as client:
@@ -150,31 +150,11 @@ def test_an_unreachable_port_fails_the_address_line(tmp_path: Path) -> None:
 
 def test_a_self_signed_certificate_fails_the_tls_line(tmp_path: Path) -> None:
     key, cert = tmp_path / "key.pem", tmp_path / "cert.pem"
-    subprocess.run(
-        [
-            "openssl",
-            "req",
-            "-x509",
-            "-newkey",
-            "rsa:2048",
-            "-nodes",
-            "-subj",
-            "/CN=127.0.0.1",
-            "-keyout",
-            str(key),
-            "-out",
-            str(cert),
-            "-days",
-            "1",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=60,
-    )
-    with (
-        Sandbox() as sandbox,
-        serve_asgi(sandbox.app, ssl_keyfile=str(key), ssl_certfile=str(cert)) as url,
-    ):
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-subj",
+                    "/CN=127.0.0.1", "-keyout", str(key), "-out", str(cert), "-days", "1"],
+                   check=True, capture_output=True, timeout=60)
+    with Sandbox() as sandbox, serve_asgi(sandbox.app, ssl_keyfile=str(key),
+                                          ssl_certfile=str(cert)) as url:
         https = url.replace("http://", "https://")
         with sk.Client(https, sandbox.admin_token, max_retries=0) as client:
             report = sk.doctor(client)
@@ -189,7 +169,8 @@ def test_a_failed_lookup_and_a_refused_test_send_are_their_own_lines(
     served: ServedSandbox, control: httpx.Client
 ) -> None:
     with sk.Client(served.base_url, served.token) as client:
-        report = sk.doctor(client, survey=SURVEY, lookup="447700900902", test_send="447700900903")
+        report = sk.doctor(client, survey=SURVEY, lookup="447700900902",
+                           test_send="447700900903")
     assert [c.name for c in report if not c.ok] == ["lookup", "test send"]
     assert report["lookup"].detail == "447700900902: the lookup failed (status Error)"
     assert report["test send"].detail == "447700900903: refused (Status Blocked)"
@@ -213,14 +194,14 @@ class Tamper(httpx.BaseTransport):
             return response
         content = response.read()
         altered = self.change(json.loads(content))  # type: ignore[operator]
-        return httpx.Response(response.status_code, headers=response.headers, json=altered)
+        return httpx.Response(response.status_code, headers=response.headers,
+                              json=altered)
 
 
 def tampered(change: object) -> sk.Client:
     sandbox = Sandbox()
-    return sk.Client(
-        sandbox.base_url, sandbox.admin_token, transport=Tamper(sandbox, "JSON", change)
-    )
+    return sk.Client(sandbox.base_url, sandbox.admin_token,
+                     transport=Tamper(sandbox, "JSON", change))
 
 
 def test_a_value_that_differs_in_one_format_is_named() -> None:
@@ -235,8 +216,7 @@ def test_a_value_that_differs_in_one_format_is_named() -> None:
     assert not check.ok and [c.name for c in report if not c.ok] == ["results agree"]
     assert check.detail == (
         f"JSON differs from CSV in column 'Q2', row 3 (respondentId "
-        f"{expected['respondentId']}): JSON 'Something else', CSV {expected['Q2']!r}"
-    )
+        f"{expected['respondentId']}): JSON 'Something else', CSV {expected['Q2']!r}")
 
 
 def test_a_missing_respondent_in_one_format_is_named() -> None:
@@ -249,24 +229,11 @@ def test_a_missing_respondent_in_one_format_is_named() -> None:
 # ------------------------------------------------------------------ the command line
 
 
-def test_cli_exit_codes_and_one_line_per_check(
-    served: ServedSandbox, control: httpx.Client, tmp_path: Path
-) -> None:
+def test_cli_exit_codes_and_one_line_per_check(served: ServedSandbox, control: httpx.Client,
+                                               tmp_path: Path) -> None:
     runner = CliRunner()
-    ok = runner.invoke(
-        app,
-        [
-            "doctor",
-            "--survey",
-            SURVEY,
-            "--base-url",
-            served.base_url,
-            "--token",
-            served.token,
-            "--bundle",
-            str(tmp_path / "b"),
-        ],
-    )
+    ok = runner.invoke(app, ["doctor", "--survey", SURVEY, "--base-url", served.base_url,
+                             "--token", served.token, "--bundle", str(tmp_path / "b")])
     assert ok.exit_code == 0, ok.output
     lines = ok.stdout.splitlines()
     assert [line.split()[0] for line in lines[:-1]] == ["ok"] * len(BASE_CHECKS)
@@ -278,9 +245,8 @@ def test_cli_exit_codes_and_one_line_per_check(
     assert "Traceback" not in wrong.output
 
 
-@pytest.mark.parametrize(
-    "args", [["--lookup", "+447700900123"], ["--test-send", "07700"], ["--bundle", "FILE"]]
-)
+@pytest.mark.parametrize("args", [
+    ["--lookup", "+447700900123"], ["--test-send", "07700"], ["--bundle", "FILE"]])
 def test_cli_usage_errors_exit_2(args: list[str], tmp_path: Path) -> None:
     existing = tmp_path / "file.txt"
     existing.write_text("x")
@@ -306,14 +272,12 @@ def test_a_payload_that_is_not_the_format_is_reported_unreadable() -> None:
             response = self.inner.handle_request(request)
             if request.url.path.endswith("GetResults") and b'"XML"' in request.content:
                 response.read()
-                return httpx.Response(
-                    200, content=b"<Results><Result>", headers={"content-type": "application/xml"}
-                )
+                return httpx.Response(200, content=b"<Results><Result>", headers={
+                    "content-type": "application/xml"})
             return response
 
-    with sk.Client(
-        sandbox.base_url, sandbox.admin_token, transport=Garble(sandbox, "XML", None)
-    ) as client:
+    with sk.Client(sandbox.base_url, sandbox.admin_token,
+                   transport=Garble(sandbox, "XML", None)) as client:
         report = sk.doctor(client, survey=SURVEY)
     assert [c.name for c in report if not c.ok] == ["results XML"]
     assert report["results XML"].detail.startswith("unreadable as XML: ")

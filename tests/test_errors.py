@@ -236,13 +236,8 @@ def test_email_stop_list_rejection() -> None:
 
 
 def test_a_failed_lookup_carries_its_lookup_response() -> None:
-    body = {
-        "messageID": "Unknown",
-        "status": "Error",
-        "carrier": "Unknown",
-        "reachable": False,
-        "numberType": "Unknown",
-    }
+    body = {"messageID": "Unknown", "status": "Error", "carrier": "Unknown",
+            "reachable": False, "numberType": "Unknown"}
     with pytest.raises(sk.LookupFailedError, match="lookup failed") as caught:
         client_answering(httpx.Response(400, json=body)).messages.lookup("447700900123")
     looked = caught.value.lookup_response

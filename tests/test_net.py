@@ -17,8 +17,7 @@ def test_bound_sockets_disable_nagle_and_listen(host: str) -> None:
         assert sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY) != 0
         port = sock.getsockname()[1]
         assert url_of(sock, host, "/cb") == (
-            f"http://[{host}]:{port}/cb" if ":" in host else f"http://{host}:{port}/cb"
-        )
+            f"http://[{host}]:{port}/cb" if ":" in host else f"http://{host}:{port}/cb")
         with socket.create_connection((host, port), timeout=2) as client:
             accepted, _ = sock.accept()
             with accepted:

@@ -344,6 +344,7 @@ def test_likert_of_one_question_titles_it_with_its_text_and_names_the_bar_by_key
     assert ax.get_title() == "How satisfied are you?"
 
 
+
 def test_likert_even_scale_by_group_and_errors() -> None:
     df = pd.DataFrame({"Q": pd.array([1, 2, 3, 4, 4, 1], dtype="Int64"), "g": list("aabbab")})
     ax = plots.plot_likert(

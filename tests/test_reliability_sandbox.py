@@ -24,7 +24,8 @@ from surveykit.sandbox._serve import SHUTDOWN_GRACE
 from surveykit.sandbox._wire import MAX_BODY, MAX_DEPTH
 from surveykit.sandbox.state._core import REFUSED_KEPT
 
-MESSAGE = {"destination": "447700900123", "source": "447700900100", "message": "Hi", "reply": False}
+MESSAGE = {"destination": "447700900123", "source": "447700900100", "message": "Hi",
+           "reply": False}
 BIG_SURVEY = "BIG"
 BIG_ROWS = 100_000_000  # hours of CSV: no download of it finishes within a test
 SETTLE_LIMIT = 60.0
@@ -106,9 +107,8 @@ def test_unauthenticated_floods_hold_no_memory_and_a_client_is_served() -> None:
         held: list[int] = []
         with httpx.Client(base_url=served.base_url, timeout=60) as stranger:
             for number in range(200):
-                answer = stranger.post(
-                    "/v3.2/Message", content=body, headers={"Content-Type": "application/json"}
-                )
+                answer = stranger.post("/v3.2/Message", content=body,
+                                       headers={"Content-Type": "application/json"})
                 assert answer.status_code == 401, number
                 refused += 1
                 if number % 50 == 0:  # a valid client is served in between
@@ -142,25 +142,20 @@ def test_unauthenticated_floods_hold_no_memory_and_a_client_is_served() -> None:
     assert after - before < MAX_BODY + 16 * 2**20, (before, held, after)
     assert len(kept) == min(refused, REFUSED_KEPT) and kept[-1]["seq"] == refused
     assert {entry["status"] for entry in kept} == {401, 413}
-    assert all(
-        entry["body"] in ({"size": None}, {"size": 500_000_000}) or set(entry["body"]) == {"size"}
-        for entry in kept
-    )
+    assert all(entry["body"] in ({"size": None}, {"size": 500_000_000})
+               or set(entry["body"]) == {"size"} for entry in kept)
     assert len(json.dumps(kept)) < REFUSED_KEPT * 400  # summaries, not bodies
     # The journal of requests holds the valid client's, not the strangers'.
     assert {entry["user"] for entry in requests} == {"admin"}
-    print(
-        f"\nRSS before {before / 2**20:.1f} MiB, after {after / 2**20:.1f} MiB, "
-        f"during large bodies {[round(h / 2**20, 1) for h in held]} MiB; "
-        f"refused {refused}, kept {len(kept)}, {len(json.dumps(kept))} bytes of JSON"
-    )
+    print(f"\nRSS before {before / 2**20:.1f} MiB, after {after / 2**20:.1f} MiB, "
+          f"during large bodies {[round(h / 2**20, 1) for h in held]} MiB; "
+          f"refused {refused}, kept {len(kept)}, {len(json.dumps(kept))} bytes of JSON")
 
 
 def test_a_public_route_takes_no_body(served: ServedSandbox) -> None:
     with socket.create_connection(address(served), timeout=5) as sock:
-        sock.sendall(
-            f"GET /Ab3dE9x HTTP/1.1\r\nHost: x\r\nContent-Length: {10**9}\r\n\r\n".encode()
-        )
+        sock.sendall(f"GET /Ab3dE9x HTTP/1.1\r\nHost: x\r\nContent-Length: {10**9}\r\n\r\n"
+                     .encode())
         status, text = answer_of(sock)
     assert status == 413 and b"takes no request body" in text
 
@@ -168,30 +163,23 @@ def test_a_public_route_takes_no_body(served: ServedSandbox) -> None:
 def test_deeply_nested_json_is_a_400_naming_the_problem(served: ServedSandbox) -> None:
     nested = b"[" * 2000 + b"]" * 2000
     with httpx.Client(base_url=served.base_url, timeout=30) as stranger:
-        anonymous = stranger.post(
-            "/v3.2/Message", content=nested, headers={"Content-Type": "application/json"}
-        )
+        anonymous = stranger.post("/v3.2/Message", content=nested,
+                                  headers={"Content-Type": "application/json"})
     assert anonymous.status_code == 401
     with admin(served) as client:
-        for path in (
-            "/v3.2/Message",
-            "/v3.2/Data/Import",
-            "/_sandbox/faults",
-            "/_sandbox/clock/advance",
-        ):
-            answer = client.post(path, content=nested, headers={"Content-Type": "application/json"})
+        for path in ("/v3.2/Message", "/v3.2/Data/Import", "/_sandbox/faults",
+                     "/_sandbox/clock/advance"):
+            answer = client.post(path, content=nested,
+                                 headers={"Content-Type": "application/json"})
             assert answer.status_code == 400, path
-            assert (
-                f"nested deeper than {MAX_DEPTH} levels (byte offset {MAX_DEPTH})"
-                in (answer.json()["detail"])
-            ), path
+            assert f"nested deeper than {MAX_DEPTH} levels (byte offset {MAX_DEPTH})" in (
+                answer.json()["detail"]), path
         # Nesting inside strings is text, and the limit itself is accepted.
         fine = {**MESSAGE, "message": "[" * 100}
         assert client.post("/v3.2/Message", json=fine).status_code == 200
         at_limit = b"[" * MAX_DEPTH + b"]" * MAX_DEPTH
-        answer = client.post(
-            "/v3.2/Data/Import", content=at_limit, headers={"Content-Type": "application/json"}
-        )
+        answer = client.post("/v3.2/Data/Import", content=at_limit,
+                             headers={"Content-Type": "application/json"})
         assert answer.status_code == 400 and "nested" not in answer.json()["detail"]
         journal = client.get("/_sandbox/journal", params={"kind": "request"}).json()
     assert json.dumps(journal[-1]["body"]).replace(" ", "").encode() == at_limit
@@ -201,24 +189,19 @@ def test_deeply_nested_json_is_a_400_naming_the_problem(served: ServedSandbox) -
 
 BAD_CONTROL: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "latency": "abc"}, "latency"),
-    (
-        "POST",
-        "/_sandbox/faults",
-        {"route": "/v3.2/Message", "status": 503, "retryAfter": "abc"},
-        "retryAfter",
-    ),
-    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503, "times": "x"}, "times"),
-    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503, "times": 0}, "times"),
+    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503,
+                                  "retryAfter": "abc"}, "retryAfter"),
+    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503, "times": "x"},
+     "times"),
+    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503, "times": 0},
+     "times"),
     ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "latency": 1e9}, "latency"),
-    (
-        "POST",
-        "/_sandbox/faults",
-        {"route": "/v3.2/Message", "status": 503, "retryAfter": 1e300},
-        "retryAfter",
-    ),
+    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503,
+                                  "retryAfter": 1e300}, "retryAfter"),
     ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": "503"}, "status"),
     ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": True}, "status"),
-    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503, "rate": "all"}, "rate"),
+    ("POST", "/_sandbox/faults", {"route": "/v3.2/Message", "status": 503, "rate": "all"},
+     "rate"),
     ("POST", "/_sandbox/faults", {"route": 5, "status": 503}, "route"),
     ("POST", "/_sandbox/faults", {"route": "*", "status": 503, "method": 7}, "method"),
     ("POST", "/_sandbox/faults", {"route": "*", "drop": "sideways"}, "drop"),
@@ -233,26 +216,21 @@ BAD_CONTROL: list[tuple[str, str, dict[str, Any] | None, str]] = [
     ("POST", "/_sandbox/clock/advance", {"hours": 1}, "hours"),
     ("POST", "/_sandbox/simulate/reply", {"from": 447700900123, "text": "HI"}, "from"),
     ("POST", "/_sandbox/simulate/reply", {"from": "447700900123"}, "text"),
-    ("POST", "/_sandbox/simulate/reply", {"from": "447700900123", "text": "HI", "to": 7}, "to"),
+    ("POST", "/_sandbox/simulate/reply", {"from": "447700900123", "text": "HI", "to": 7},
+     "to"),
     ("POST", "/_sandbox/simulate/answers", {"surveyReference": 5}, "surveyReference"),
-    (
-        "POST",
-        "/_sandbox/simulate/answers",
-        {"surveyReference": "CSAT-2026-03", "answers": "x"},
-        "answers",
-    ),
-    (
-        "POST",
-        "/_sandbox/simulate/answers",
-        {"surveyReference": "CSAT-2026-03", "respondent": 5},
-        "respondent",
-    ),
+    ("POST", "/_sandbox/simulate/answers", {"surveyReference": "CSAT-2026-03",
+                                            "answers": "x"}, "answers"),
+    ("POST", "/_sandbox/simulate/answers", {"surveyReference": "CSAT-2026-03",
+                                            "respondent": 5}, "respondent"),
     ("POST", "/_sandbox/simulate/click", {"url": 5}, "url"),
     ("POST", "/_sandbox/simulate/click", {"url": "http://x/abc", "by": 5}, "by"),
     ("POST", "/_sandbox/simulate/status", {"messageId": 5, "status": "Read"}, "messageId"),
     ("POST", "/_sandbox/simulate/status", {"messageId": "MS1", "status": None}, "status"),
-    ("POST", "/_sandbox/callback", {"Url": "http://127.0.0.1:9/cb", "Retries": "x"}, "Retries"),
-    ("POST", "/_sandbox/callback", {"Url": "http://127.0.0.1:9/cb", "Timeout": -5}, "Timeout"),
+    ("POST", "/_sandbox/callback", {"Url": "http://127.0.0.1:9/cb", "Retries": "x"},
+     "Retries"),
+    ("POST", "/_sandbox/callback", {"Url": "http://127.0.0.1:9/cb", "Timeout": -5},
+     "Timeout"),
     ("POST", "/_sandbox/deliveries/wait", {"timeout": "abc"}, "timeout"),
     ("POST", "/_sandbox/deliveries/wait", {"timeout": 1e9}, "timeout"),
     ("POST", "/_sandbox/stoplist", {"address": 5}, "address"),
@@ -264,11 +242,9 @@ BAD_CONTROL: list[tuple[str, str, dict[str, Any] | None, str]] = [
 ]
 
 
-@pytest.mark.parametrize(
-    ("method", "path", "body", "field"),
-    BAD_CONTROL,
-    ids=[f"{p.rsplit('/', 1)[-1]}-{f}-{i}" for i, (_, p, _b, f) in enumerate(BAD_CONTROL)],
-)
+@pytest.mark.parametrize(("method", "path", "body", "field"), BAD_CONTROL,
+                         ids=[f"{p.rsplit('/', 1)[-1]}-{f}-{i}"
+                              for i, (_, p, _b, f) in enumerate(BAD_CONTROL)])
 def test_a_bad_control_field_is_a_400_naming_it(
     served: ServedSandbox, method: str, path: str, body: dict[str, Any] | None, field: str
 ) -> None:
@@ -286,10 +262,8 @@ def test_a_bad_control_field_is_a_400_naming_it(
 
 def test_good_control_fields_still_work(served: ServedSandbox) -> None:
     with admin(served) as client:
-        added = client.post(
-            "/_sandbox/faults",
-            json={"route": "/v3.2/Webhook", "status": 503, "retryAfter": 7, "times": 1.0},
-        )
+        added = client.post("/_sandbox/faults", json={"route": "/v3.2/Webhook", "status": 503,
+                                                      "retryAfter": 7, "times": 1.0})
         assert added.status_code == 200 and added.json()["times"] == 1
         refused = client.get("/v3.2/Webhook")
         assert (refused.status_code, refused.headers["Retry-After"]) == (503, "7")
@@ -320,11 +294,9 @@ def settled_cpu(process: psutil.Process, quiet: float = 0.05) -> float | None:
 
 
 def start_download(client: httpx.Client, stack: ExitStack) -> Iterator[bytes]:
-    response = stack.enter_context(
-        client.stream(
-            "POST", "/v3.2/Survey/GetResults", json={"surveyReference": BIG_SURVEY, "format": "CSV"}
-        )
-    )
+    response = stack.enter_context(client.stream(
+        "POST", "/v3.2/Survey/GetResults", json={"surveyReference": BIG_SURVEY, "format": "CSV"}
+    ))
     assert response.status_code == 200
     return response.iter_bytes()
 
@@ -377,10 +349,8 @@ def test_sigterm_during_a_long_download_exits_within_seconds(
     assert big.process.returncode is not None
     if reading:  # an incomplete body is an error, never a short complete one
         assert error and isinstance(error[0], httpx.RemoteProtocolError)
-    print(
-        f"\nexit {took:.2f} s after SIGTERM (grace {SHUTDOWN_GRACE} s), "
-        f"{received / 2**20:.1f} MiB received"
-    )
+    print(f"\nexit {took:.2f} s after SIGTERM (grace {SHUTDOWN_GRACE} s), "
+          f"{received / 2**20:.1f} MiB received")
 
 
 def test_sigterm_with_an_idle_server_exits() -> None:
@@ -388,3 +358,4 @@ def test_sigterm_with_an_idle_server_exits() -> None:
         idle.process.send_signal(signal.SIGTERM)
         idle.process.wait(EXIT_LIMIT)
         assert idle.process.returncode is not None
+

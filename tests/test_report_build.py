@@ -23,8 +23,6 @@ runner = CliRunner()
 def _said(output: str) -> str:
     """The output with typer's error box (if any) and line wrapping taken out."""
     return " ".join(output.replace("│", " ").replace("╭", " ").replace("╰", " ").split())
-
-
 TARGETS = {"channel": {"SMS": 0.4, "WhatsApp": 0.3, "Email": 0.2, "Facebook": 0.1}}
 
 
@@ -113,18 +111,8 @@ def test_report_command_writes_excel_and_spss(
     sk.Codebook.from_dict(codebook_http).write(codebook)
     out, sav = tmp_path / "report.xlsx", tmp_path / "results.sav"
     result = _invoke(
-        served,
-        generated,
-        "--out",
-        str(out),
-        "--codebook",
-        str(codebook),
-        "--targets",
-        str(targets),
-        "--by",
-        "channel",
-        "--spss",
-        str(sav),
+        served, generated, "--out", str(out), "--codebook", str(codebook),
+        "--targets", str(targets), "--by", "channel", "--spss", str(sav),
     )
     assert result.exit_code == 0, result.output
     assert "weighted (n_eff" in result.output
@@ -166,9 +154,8 @@ def test_report_command_usage_errors(
     [
         pytest.param("{not json", "not JSON", id="json-syntax"),
         pytest.param('{"channel": 3}', "expected {column: {level: share}}", id="json-shape"),
-        pytest.param(
-            '{"channel": {"SMS": "lots"}}', "channel.SMS: 'lots' is not a number", id="json-share"
-        ),
+        pytest.param('{"channel": {"SMS": "lots"}}', "channel.SMS: 'lots' is not a number",
+                     id="json-share"),
     ],
 )
 def test_report_command_bad_targets_name_the_problem(
@@ -187,15 +174,13 @@ def test_report_command_bad_targets_name_the_problem(
 
 def test_report_command_unknown_survey_and_unreachable_targets(tmp_path: Path) -> None:
     out = tmp_path / "r.xlsx"
-    result = runner.invoke(
-        app, ["report", "NOPE", "--out", str(out)], env={"SURVEYKIT_BASE_URL": ""}
-    )
+    result = runner.invoke(app, ["report", "NOPE", "--out", str(out)],
+                           env={"SURVEYKIT_BASE_URL": ""})
     assert result.exit_code == 1 and "NOPE" in result.output
     targets = tmp_path / "t.csv"
     targets.write_text("column,level,share\nchannel,SMS,0.5\nchannel,Email,0.5\n")
     result = runner.invoke(
-        app,
-        ["report", "CSAT-SMS-2026", "--out", str(out), "--targets", str(targets)],
+        app, ["report", "CSAT-SMS-2026", "--out", str(out), "--targets", str(targets)],
         env={"SURVEYKIT_BASE_URL": ""},
     )
     # CSAT's respondents are all invited by SMS: an Email target has nobody to weight.

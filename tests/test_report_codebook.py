@@ -26,24 +26,14 @@ def satisfaction() -> Codebook:
                 "Q1",
                 "How satisfied were you?",
                 "rating",
-                labels={
-                    "5": "Very happy",
-                    "4": "Happy",
-                    "3": "Neutral",
-                    "2": "Unhappy",
-                    "1": "Very unhappy",
-                },
+                labels={"5": "Very happy", "4": "Happy", "3": "Neutral", "2": "Unhappy",
+                        "1": "Very unhappy"},
                 missing={"99": "Don't know", "98": "Refused"},
                 min=1,
                 max=5,
             ),
-            Question(
-                "Q2",
-                "Why?",
-                "choice",
-                labels={"B": "Price", "A": "Quality"},
-                missing={"Prefer not to say": "Refused"},
-            ),
+            Question("Q2", "Why?", "choice", labels={"B": "Price", "A": "Quality"},
+                     missing={"Prefer not to say": "Refused"}),
             Question("Q3", "Recommend?", "nps"),
             Question("Q4", "Which?", "multi", labels={"x": "X", "y": "Y"}, separator="|"),
             Question("Q5", "", "text"),
@@ -64,13 +54,8 @@ def test_mapping_protocol_and_order() -> None:
     cb = satisfaction()
     assert list(cb) == ["Q1", "Q2", "Q3", "Q4", "Q5", "Q6"]
     assert "Q2" in cb and "Q9" not in cb and len(cb) == 6
-    assert cb["Q1"].value_labels() == {
-        "5": "Very happy",
-        "4": "Happy",
-        "3": "Neutral",
-        "2": "Unhappy",
-        "1": "Very unhappy",
-    }
+    assert cb["Q1"].value_labels() == {"5": "Very happy", "4": "Happy", "3": "Neutral",
+                                       "2": "Unhappy", "1": "Very unhappy"}
     assert list(cb["Q1"].value_labels()) == ["5", "4", "3", "2", "1"]  # codebook order kept
     assert cb["Q3"].min == 0 and cb["Q3"].max == 10  # NPS is always 0..10
     assert cb == Codebook.from_dict(cb.to_dict())
@@ -128,17 +113,8 @@ def test_from_dict_errors_name_the_question() -> None:
 
 def test_to_frame_is_one_row_per_value_label() -> None:
     frame = satisfaction().to_frame()
-    assert list(frame.columns) == [
-        "key",
-        "text",
-        "kind",
-        "min",
-        "max",
-        "separator",
-        "code",
-        "label",
-        "missing",
-    ]
+    assert list(frame.columns) == ["key", "text", "kind", "min", "max", "separator", "code",
+                                   "label", "missing"]
     q1 = frame[frame["key"] == "Q1"]
     assert q1["code"].tolist() == ["5", "4", "3", "2", "1", "99", "98"]
     assert q1["missing"].tolist() == [False] * 5 + [True, True]
@@ -195,9 +171,8 @@ def codebooks(draw: st.DrawFn) -> Codebook:
 
 
 @pytest.mark.parametrize("suffix", FORMATS)
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, deadline=None,
+          suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(cb=codebooks())
 def test_any_codebook_reads_back_equal(tmp_path: Path, suffix: str, cb: Codebook) -> None:
     path = tmp_path / f"any.{suffix}"
@@ -217,18 +192,10 @@ def test_csv_layout_is_what_a_spreadsheet_user_sees(tmp_path: Path) -> None:
     satisfaction().write(tmp_path / "c.csv")
     with (tmp_path / "c.csv").open(encoding="utf-8-sig", newline="") as handle:
         rows = list(csv.reader(handle))
-    assert rows[0] == ["key", "text", "kind", "min", "max", "separator", "code", "label", "missing"]
-    assert rows[1] == [
-        "Q1",
-        "How satisfied were you?",
-        "rating",
-        "1",
-        "5",
-        ";",
-        "5",
-        "Very happy",
-        "",
-    ]
+    assert rows[0] == ["key", "text", "kind", "min", "max", "separator", "code", "label",
+                       "missing"]
+    assert rows[1] == ["Q1", "How satisfied were you?", "rating", "1", "5", ";", "5",
+                       "Very happy", ""]
     assert rows[6][6:] == ["99", "Don't know", "yes"]
 
 
@@ -246,9 +213,8 @@ def test_hand_made_spreadsheet_with_blanks_and_numbers(tmp_path: Path) -> None:
     sheet.append(["Q2", None, None, "text", "Comments", None, None, None])
     book.save(tmp_path / "hand.xlsx")
     cb = Codebook.read(tmp_path / "hand.xlsx")
-    assert cb["Q1"] == Question(
-        "Q1", "Rate us", "rating", {"1": "Bad", "2": "OK", "3": "Good"}, {"9": "No answer"}, 1, 3
-    )
+    assert cb["Q1"] == Question("Q1", "Rate us", "rating", {"1": "Bad", "2": "OK", "3": "Good"},
+                                {"9": "No answer"}, 1, 3)
     assert cb["Q2"] == Question("Q2", "Comments", "text")
 
 
@@ -263,57 +229,28 @@ HEADER = ["key", "text", "kind", "min", "max", "separator", "code", "label", "mi
 @pytest.mark.parametrize(
     ("rows", "message"),
     [
-        (
-            [HEADER, ["Q1", "", "rating", "one", "", "", "", "", ""]],
-            r"row 2 \(min\): expected a number, got 'one'",
-        ),
-        (
-            [
-                HEADER,
-                ["Q1", "A", "choice", "", "", "", "a", "A", ""],
-                ["Q1", "B", "choice", "", "", "", "b", "B", ""],
-            ],
-            r"row 3 \(text\): 'B' differs from row 2 of Q1 \('A'\)",
-        ),
-        (
-            [
-                HEADER,
-                ["Q1", "", "choice", "", "", "", "a", "A", ""],
-                ["Q1", "", "choice", "", "", "", "a", "B", ""],
-            ],
-            r"row 3 \(code\): 'a' of Q1 is already on row 2",
-        ),
-        (
-            [HEADER, ["Q1", "", "choice", "", "", "", "a", "", ""]],
-            r"row 2 \(label\): empty \(a code needs its label\)",
-        ),
-        (
-            [HEADER, ["Q1", "", "choice", "", "", "", "", "A", ""]],
-            r"row 2 \(code\): empty, but the row has a label",
-        ),
-        (
-            [HEADER, ["Q1", "", "choice", "", "", "", "a", "A", "maybe"]],
-            r"row 2 \(missing\): expected yes or no, got 'maybe'",
-        ),
+        ([HEADER, ["Q1", "", "rating", "one", "", "", "", "", ""]],
+         r"row 2 \(min\): expected a number, got 'one'"),
+        ([HEADER, ["Q1", "A", "choice", "", "", "", "a", "A", ""],
+          ["Q1", "B", "choice", "", "", "", "b", "B", ""]],
+         r"row 3 \(text\): 'B' differs from row 2 of Q1 \('A'\)"),
+        ([HEADER, ["Q1", "", "choice", "", "", "", "a", "A", ""],
+          ["Q1", "", "choice", "", "", "", "a", "B", ""]],
+         r"row 3 \(code\): 'a' of Q1 is already on row 2"),
+        ([HEADER, ["Q1", "", "choice", "", "", "", "a", "", ""]],
+         r"row 2 \(label\): empty \(a code needs its label\)"),
+        ([HEADER, ["Q1", "", "choice", "", "", "", "", "A", ""]],
+         r"row 2 \(code\): empty, but the row has a label"),
+        ([HEADER, ["Q1", "", "choice", "", "", "", "a", "A", "maybe"]],
+         r"row 2 \(missing\): expected yes or no, got 'maybe'"),
         ([HEADER, ["", "", "choice", "", "", "", "a", "A", ""]], r"row 2 \(key\): empty"),
         ([HEADER, ["Q1", "", "stars", "", "", "", "a", "A", ""]], r"row 2: Q1.kind"),
         ([["key", "code", "label", "colour"]], r"row 1: unknown column 'colour'"),
         ([["key", "text"]], r"row 1: required columns missing: code, label"),
         ([], r"row 1: no header row"),
     ],
-    ids=[
-        "min",
-        "text-differs",
-        "dup-code",
-        "no-label",
-        "no-code",
-        "flag",
-        "no-key",
-        "kind",
-        "unknown-column",
-        "required",
-        "empty",
-    ],
+    ids=["min", "text-differs", "dup-code", "no-label", "no-code", "flag", "no-key", "kind",
+         "unknown-column", "required", "empty"],
 )
 def test_bad_csv_names_row_and_field(tmp_path: Path, rows: list[list[str]], message: str) -> None:
     path = tmp_path / "bad.csv"
@@ -357,7 +294,8 @@ def test_infer_kinds_and_scales() -> None:
             "sat": pd.array(rng.integers(1, 6, n), dtype="Int64"),
             "sat7": rng.integers(1, 8, n).astype(float),
             "rec": pd.array(rng.integers(0, 11, n), dtype="Int64"),
-            "dk": pd.array(np.where(rng.random(n) < 0.2, 99, rng.integers(1, 6, n)), dtype="Int64"),
+            "dk": pd.array(np.where(rng.random(n) < 0.2, 99, rng.integers(1, 6, n)),
+                           dtype="Int64"),
             "spend": rng.normal(40, 9, n),
             "when": pd.date_range("2026-01-01", periods=n, freq="h", tz="UTC"),
             "why": rng.choice(["Price", "Quality", "Prefer not to say"], n),
@@ -385,18 +323,16 @@ def test_infer_kinds_and_scales() -> None:
 
 def test_infer_the_sample_surveys(client: sk.Client) -> None:
     cb = Codebook.infer(client.surveys.results("CSAT-SMS-2026"))
-    assert [(q.key, q.kind) for q in cb.values()] == [
-        ("Q1", "rating"),
-        ("Q2", "choice"),
-        ("Q3", "text"),
-    ]
+    assert [(q.key, q.kind) for q in cb.values()] == [("Q1", "rating"), ("Q2", "choice"),
+                                                      ("Q3", "text")]
     cb = Codebook.infer(client.surveys.results("NPS-WA-Q1-2026"))
     assert cb["Q1"].kind == "nps" and cb["Q3"].kind == "choice"
     # what infer drafts, label accepts
     sk.label(client.surveys.results("NPS-WA-Q1-2026"), cb)
 
 
-def test_infer_generated_multi_keeps_the_form_order(sandbox: sk.Sandbox, client: sk.Client) -> None:
+def test_infer_generated_multi_keeps_the_form_order(sandbox: sk.Sandbox,
+                                                    client: sk.Client) -> None:
     sandbox.add_generated_survey("GEN-INFER", 400, questions=4)
     cb = Codebook.infer(client.surveys.results("GEN-INFER"))
     assert [q.kind for q in cb.values()] == ["nps", "choice", "multi", "text"]
@@ -413,7 +349,6 @@ def test_import_surveykit_stays_light() -> None:
         "if m in sys.modules]; "
         "print(heavy, callable(sk.to_spss), sk.Codebook.__name__)"
     )
-    result = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60
-    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                            timeout=60)
     assert result.stdout.strip() == "[] True Codebook", result.stderr

@@ -22,22 +22,10 @@ LONG_TEXT = "How satisfied were you with the café, the staff and the queue toda
 def codebook() -> Codebook:
     return Codebook(
         [
-            Question(
-                "Q1",
-                LONG_TEXT,
-                "rating",
-                labels=SAT,
-                missing={"99": "Don't know", "98": "Refused"},
-                min=1,
-                max=5,
-            ),
-            Question(
-                "Q2",
-                "Main reason",
-                "choice",
-                labels={"Price": "Price", "Quality": "Quality"},
-                missing={"Prefer not to say": "Declined"},
-            ),
+            Question("Q1", LONG_TEXT, "rating", labels=SAT,
+                     missing={"99": "Don't know", "98": "Refused"}, min=1, max=5),
+            Question("Q2", "Main reason", "choice", labels={"Price": "Price", "Quality": "Quality"},
+                     missing={"Prefer not to say": "Declined"}),
             Question("Q3", "Recommend?", "nps", labels={"0": "Not at all", "10": "Extremely"}),
             Question("Q4", "Age", "number", missing={"-1": "Not given"}),
             Question("Q5", "Comments", "text"),
@@ -51,16 +39,8 @@ def results() -> pd.DataFrame:
         {
             "respondentId": pd.array(["r1", "r2", "r3", "r4", "r5"], dtype="string"),
             "completed": pd.to_datetime(
-                [
-                    "2026-03-01T10:00:00+01:00",
-                    None,
-                    "2026-03-02T23:30:00-05:00",
-                    "2026-03-03T00:00:00Z",
-                    "2026-03-04T12:00:00Z",
-                ],
-                utc=True,
-                format="ISO8601",
-            ),
+                ["2026-03-01T10:00:00+01:00", None, "2026-03-02T23:30:00-05:00",
+                 "2026-03-03T00:00:00Z", "2026-03-04T12:00:00Z"], utc=True, format="ISO8601"),
             "Q1": pd.array([5, 99, 1, None, 98], dtype="Int64"),
             "Q2": pd.Categorical(["Price", "Prefer not to say", "Quality", None, "Price"]),
             "Q3": pd.array([10, 0, 7, 9, None], dtype="Int64"),
@@ -77,9 +57,8 @@ EXPECTED_Q2 = [1.0, -1.0, 2.0, np.nan, 1.0]  # choices numbered in codebook orde
 
 
 def same(values: Any, expected: list[float]) -> bool:
-    return bool(
-        np.array_equal(np.asarray(values, dtype=float), np.asarray(expected), equal_nan=True)
-    )
+    return bool(np.array_equal(np.asarray(values, dtype=float), np.asarray(expected),
+                               equal_nan=True))
 
 
 @pytest.mark.parametrize("labelled", [False, True], ids=["raw", "labelled"])
@@ -96,31 +75,18 @@ def test_spss_reads_back(tmp_path: Path, labelled: bool) -> None:
     assert meta.column_names_to_labels["Q2"] == "Main reason"
     assert meta.column_names_to_labels["respondentId"] is None
     assert meta.variable_value_labels["Q1"] == {
-        **{float(k): v for k, v in SAT.items()},
-        99.0: "Don't know",
-        98.0: "Refused",
-    }
+        **{float(k): v for k, v in SAT.items()}, 99.0: "Don't know", 98.0: "Refused"}
     assert meta.variable_value_labels["Q2"] == {1.0: "Price", 2.0: "Quality", -1.0: "Declined"}
-    assert meta.variable_value_labels["Q3"] == {
-        0.0: "Not at all",
-        **{float(i): str(i) for i in range(1, 10)},
-        10.0: "Extremely",
-    }
+    assert meta.variable_value_labels["Q3"] == {0.0: "Not at all", **{float(i): str(i)
+                                                for i in range(1, 10)}, 10.0: "Extremely"}
     assert meta.variable_value_labels["Q4"] == {-1.0: "Not given"}
     assert meta.missing_ranges["Q1"] == [{"lo": 99.0, "hi": 99.0}, {"lo": 98.0, "hi": 98.0}]
     assert meta.missing_ranges["Q2"] == [{"lo": -1.0, "hi": -1.0}]
     assert meta.missing_ranges["Q4"] == [{"lo": -1.0, "hi": -1.0}]
     assert meta.variable_measure == {
-        "respondentId": "nominal",
-        "completed": "scale",
-        "Q1": "ordinal",
-        "Q2": "nominal",
-        "Q3": "scale",
-        "Q4": "scale",
-        "Q5": "nominal",
-        "Q6": "nominal",
-        "has_spaces___symbols": "scale",
-    }
+        "respondentId": "nominal", "completed": "scale", "Q1": "ordinal", "Q2": "nominal",
+        "Q3": "scale", "Q4": "scale", "Q5": "nominal", "Q6": "nominal",
+        "has_spaces___symbols": "scale"}
     assert same(data["Q1"], EXPECTED_Q1)  # user-missing codes kept as values
     assert same(data["Q2"], EXPECTED_Q2)
     assert same(data["Q3"], [10, 0, 7, 9, np.nan])
@@ -129,9 +95,8 @@ def test_spss_reads_back(tmp_path: Path, labelled: bool) -> None:
     assert data["Q6"].tolist() == ["A;B", "B", "", "", "A"]
     assert same(data["has_spaces___symbols"], [1.5, 2.5, np.nan, 4.0, 5.0])
     expected_times = df["completed"].dt.tz_convert("UTC").dt.tz_localize(None)
-    assert (
-        data["completed"].astype("datetime64[us]").equals(expected_times.astype("datetime64[us]"))
-    )
+    assert data["completed"].astype("datetime64[us]").equals(
+        expected_times.astype("datetime64[us]"))
     # without user_missing, SPSS's missing codes read as missing
     plain, _ = pyreadstat.read_sav(path)
     assert same(plain["Q1"], [5, np.nan, 1, np.nan, np.nan])
@@ -147,10 +112,7 @@ def test_stata_reads_back(tmp_path: Path, labelled: bool) -> None:
     data, meta = pyreadstat.read_dta(path, user_missing=True)
     assert meta.column_names_to_labels["Q1"] == LONG_TEXT[:80].rstrip()
     assert meta.variable_value_labels["Q1"] == {
-        **{int(k): v for k, v in SAT.items()},
-        "a": "Don't know",
-        "b": "Refused",
-    }
+        **{int(k): v for k, v in SAT.items()}, "a": "Don't know", "b": "Refused"}
     assert meta.variable_value_labels["Q2"] == {1: "Price", 2: "Quality", "a": "Declined"}
     assert meta.missing_user_values["Q1"] == ["a", "b"]
     assert data["Q1"].tolist()[1::3] == ["a", "b"]  # extended missing .a .b
@@ -161,58 +123,33 @@ def test_stata_reads_back(tmp_path: Path, labelled: bool) -> None:
     assert same(plain["Q4"], [34, np.nan, 51, np.nan, 20])
     assert plain["Q5"].tolist()[2] == "Zoë's café 👍"
     expected_times = df["completed"].dt.tz_convert("UTC").dt.tz_localize(None)
-    assert (
-        plain["completed"].astype("datetime64[us]").equals(expected_times.astype("datetime64[us]"))
-    )
+    assert plain["completed"].astype("datetime64[us]").equals(
+        expected_times.astype("datetime64[us]"))
 
 
 def test_stata_names_are_sanitised_unique_and_reported(tmp_path: Path) -> None:
-    df = pd.DataFrame(
-        {
-            "a" * 40: [1.0],
-            "a" * 41: [2.0],
-            "1st": [3.0],
-            "int": [4.0],
-            "Prénom": ["x"],
-            "q-1": [5.0],
-            "q_1": [6.0],
-        }
-    )
+    df = pd.DataFrame({
+        "a" * 40: [1.0], "a" * 41: [2.0], "1st": [3.0], "int": [4.0], "Prénom": ["x"],
+        "q-1": [5.0], "q_1": [6.0],
+    })
     renames = sk.to_stata(df, tmp_path / "n.dta")
     _, meta = pyreadstat.read_dta(tmp_path / "n.dta")
-    assert meta.column_names == ["a" * 32, "a" * 30 + "_2", "v1st", "int_", "Prnom", "q_1", "q_1_2"]
+    assert meta.column_names == ["a" * 32, "a" * 30 + "_2", "v1st", "int_", "Prnom", "q_1",
+                                 "q_1_2"]
     assert renames == dict(zip(df.columns, meta.column_names, strict=True)) | {}
     assert all(len(name) <= 32 for name in meta.column_names)
 
 
 def test_spss_reserved_names_and_many_missing_codes(tmp_path: Path) -> None:
-    many = Codebook(
-        [
-            Question(
-                "BY",
-                "x",
-                "rating",
-                labels={"1": "Lo", "2": "Hi"},
-                missing={"7": "a", "8": "b", "9": "c", "10": "d"},
-            )
-        ]
-    )
+    many = Codebook([Question("BY", "x", "rating", labels={"1": "Lo", "2": "Hi"},
+                              missing={"7": "a", "8": "b", "9": "c", "10": "d"})])
     df = pd.DataFrame({"BY": [1, 2, 7, 10]})
     renames = sk.to_spss(df, tmp_path / "m.sav", many)
     assert renames == {"BY": "BY_"}
     _, meta = pyreadstat.read_sav(tmp_path / "m.sav", user_missing=True)
     assert meta.missing_ranges["BY_"] == [{"lo": 7.0, "hi": 10.0}]
-    bad = Codebook(
-        [
-            Question(
-                "Q",
-                "x",
-                "rating",
-                labels={"1": "Lo", "5": "Hi"},
-                missing={"0": "a", "8": "b", "9": "c", "10": "d"},
-            )
-        ]
-    )
+    bad = Codebook([Question("Q", "x", "rating", labels={"1": "Lo", "5": "Hi"},
+                             missing={"0": "a", "8": "b", "9": "c", "10": "d"})])
     with pytest.raises(ExportError, match="Q: SPSS takes three missing values or one range"):
         sk.to_spss(pd.DataFrame({"Q": [1, 5]}), tmp_path / "bad.sav", bad)
     assert not (tmp_path / "bad.sav").exists()
@@ -230,13 +167,8 @@ def test_unknown_answer_is_an_error_and_nothing_is_written(tmp_path: Path) -> No
 
 
 def test_no_codebook_writes_plain_columns(tmp_path: Path) -> None:
-    df = pd.DataFrame(
-        {
-            "flag": pd.array([True, False, None], dtype="boolean"),
-            "group": pd.Categorical(["a", "b", "a"]),
-            "n": [1, 2, 3],
-        }
-    )
+    df = pd.DataFrame({"flag": pd.array([True, False, None], dtype="boolean"),
+                       "group": pd.Categorical(["a", "b", "a"]), "n": [1, 2, 3]})
     assert sk.to_spss(df, tmp_path / "p.sav") == {}
     data, meta = pyreadstat.read_sav(tmp_path / "p.sav")
     assert same(data["flag"], [1, 0, np.nan])
@@ -248,70 +180,45 @@ def test_no_codebook_writes_plain_columns(tmp_path: Path) -> None:
 
 
 def proportions_frame() -> pd.DataFrame:
-    frame = pd.DataFrame(
-        {
-            "region": ["North", "North", "South", "South"],
-            "question": ["Q2"] * 4,
-            "option": ["Price", "Quality", "Price", "Quality"],
-            "count": [30, 20, 10, 40],
-            "n": [50, 50, 50, 50],
-            "n_eff": [50.0, 50.0, 50.0, 50.0],
-            "estimate": [0.6, 0.4, 0.2, 0.8],
-            "se": [0.069, 0.069, 0.057, 0.057],
-            "ci_low": [0.46, 0.27, 0.11, 0.67],
-            "ci_high": [0.72, 0.54, 0.33, 0.89],
-            "note": [None, None, None, "small group"],
-        }
-    )
-    frame.attrs = {
-        "estimate": "proportions",
-        "question": "Q2",
-        "question_text": "Main reason",
-        "ci": 0.95,
-        "weights": None,
-        "method": "wilson",
-    }
+    frame = pd.DataFrame({
+        "region": ["North", "North", "South", "South"],
+        "question": ["Q2"] * 4,
+        "option": ["Price", "Quality", "Price", "Quality"],
+        "count": [30, 20, 10, 40],
+        "n": [50, 50, 50, 50],
+        "n_eff": [50.0, 50.0, 50.0, 50.0],
+        "estimate": [0.6, 0.4, 0.2, 0.8],
+        "se": [0.069, 0.069, 0.057, 0.057],
+        "ci_low": [0.46, 0.27, 0.11, 0.67],
+        "ci_high": [0.72, 0.54, 0.33, 0.89],
+        "note": [None, None, None, "small group"],
+    })
+    frame.attrs = {"estimate": "proportions", "question": "Q2", "question_text": "Main reason",
+                   "ci": 0.95, "weights": None, "method": "wilson"}
     return frame
 
 
 def means_frame() -> pd.DataFrame:
-    frame = pd.DataFrame(
-        {
-            "question": ["Q1"],
-            "n": [120],
-            "n_eff": [120.0],
-            "estimate": [3.725],
-            "se": [0.1],
-            "ci_low": [3.5270],
-            "ci_high": [3.923],
-            "note": [None],
-        }
-    )
+    frame = pd.DataFrame({"question": ["Q1"], "n": [120], "n_eff": [120.0],
+                          "estimate": [3.725], "se": [0.1], "ci_low": [3.5270],
+                          "ci_high": [3.923], "note": [None]})
     frame.attrs = {"estimate": "means", "question": "Q1", "question_text": None, "ci": 0.9}
     return frame
 
 
 def crosstab_frame() -> pd.DataFrame:
-    frame = pd.DataFrame(
-        {"North": [60.0, 40.0], "South": [20.0, 80.0]},
-        index=pd.Index(["Price", "Quality"], name="Q2"),
-    )
+    frame = pd.DataFrame({"North": [60.0, 40.0], "South": [20.0, 80.0]},
+                         index=pd.Index(["Price", "Quality"], name="Q2"))
     frame.columns.name = "region"
     frame.attrs = {
-        "question": "Q2",
-        "question_text": "Main reason",
-        "counts": pd.DataFrame({"North": [30, 20], "South": [10, 40]}, index=frame.index).to_dict(),
-        "letters": {"North": {"Price": "B", "Quality": ""}, "South": {"Price": "", "Quality": "A"}},
+        "question": "Q2", "question_text": "Main reason",
+        "counts": pd.DataFrame({"North": [30, 20], "South": [10, 40]},
+                               index=frame.index).to_dict(),
+        "letters": {"North": {"Price": "B", "Quality": ""},
+                    "South": {"Price": "", "Quality": "A"}},
         "column_letters": {"North": "A", "South": "B"},
-        "test": {
-            "chi2": 16.6667,
-            "dof": 1,
-            "p_value": 4.46e-05,
-            "cramers_v": 0.408,
-            "n": 100,
-            "n_eff": 100.0,
-            "weighted": False,
-        },
+        "test": {"chi2": 16.6667, "dof": 1, "p_value": 4.46e-05, "cramers_v": 0.408,
+                 "n": 100, "n_eff": 100.0, "weighted": False},
         "alpha": 0.05,
     }
     return frame
@@ -319,14 +226,8 @@ def crosstab_frame() -> pd.DataFrame:
 
 def test_excel_sheets_values_and_formats(tmp_path: Path) -> None:
     path = tmp_path / "report.xlsx"
-    sheets = sk.to_excel(
-        {
-            "Reason by region": proportions_frame(),
-            "Mean": means_frame(),
-            "Crosstab": crosstab_frame(),
-        },
-        path,
-    )
+    sheets = sk.to_excel({"Reason by region": proportions_frame(), "Mean": means_frame(),
+                          "Crosstab": crosstab_frame()}, path)
     assert list(sheets) == ["Reason by region", "Mean", "Crosstab"]
     book = load_workbook(path)
     assert book.sheetnames == ["Reason by region", "Mean", "Crosstab"]
@@ -372,12 +273,7 @@ def test_excel_names_sheets_from_attrs_and_sanitises(tmp_path: Path) -> None:
     sheets = sk.to_excel([a, b, means_frame()], tmp_path / "x.xlsx")
     assert list(sheets) == ["proportions Q2", "proportions Q2 (2)", "means Q1"]
     assert sheet_names(["a/b:c*?[x]" + "y" * 40, "History", "", "A", "a"]) == [
-        "a_b_c___x_yyyyyyyyyyyyyyyyyyyyy",
-        "history_",
-        "Sheet",
-        "A",
-        "a (2)",
-    ]
+        "a_b_c___x_yyyyyyyyyyyyyyyyyyyyy", "history_", "Sheet", "A", "a (2)"]
     with pytest.raises(ExportError, match="tables: nothing to write"):
         sk.to_excel([], tmp_path / "y.xlsx")
     with pytest.raises(ExportError, match=r"tables\['t'\]: expected a DataFrame"):
@@ -386,48 +282,18 @@ def test_excel_names_sheets_from_attrs_and_sanitises(tmp_path: Path) -> None:
 
 
 def test_excel_nps_and_compare_formats(tmp_path: Path) -> None:
-    nps = pd.DataFrame(
-        {
-            "responses": [40],
-            "detractors": [10],
-            "passives": [10],
-            "promoters": [20],
-            "percent_detractors": [25.0],
-            "percent_passives": [25.0],
-            "percent_promoters": [50.0],
-            "nps": [25.0],
-            "question": ["Q3"],
-            "n": [40],
-            "n_eff": [40.0],
-            "estimate": [25.0],
-            "se": [13.7],
-            "ci_low": [-1.85],
-            "ci_high": [51.85],
-            "note": [None],
-        }
-    )
+    nps = pd.DataFrame({"responses": [40], "detractors": [10], "passives": [10],
+                        "promoters": [20], "percent_detractors": [25.0],
+                        "percent_passives": [25.0], "percent_promoters": [50.0], "nps": [25.0],
+                        "question": ["Q3"], "n": [40], "n_eff": [40.0], "estimate": [25.0],
+                        "se": [13.7], "ci_low": [-1.85], "ci_high": [51.85], "note": [None]})
     nps.attrs = {"estimate": "nps", "question": "Q3", "question_text": "Recommend?"}
-    compare = pd.DataFrame(
-        {
-            "question": ["Q2"],
-            "option": ["Price"],
-            "group_a": ["W1"],
-            "group_b": ["W2"],
-            "n_a": [50],
-            "n_b": [60],
-            "estimate_a": [0.5],
-            "estimate_b": [0.6],
-            "difference": [0.1],
-            "se": [0.095],
-            "ci_low": [-0.086],
-            "ci_high": [0.286],
-            "statistic": [1.05],
-            "p_value": [0.29],
-            "significant": [False],
-            "test": ["z"],
-            "note": [None],
-        }
-    )
+    compare = pd.DataFrame({"question": ["Q2"], "option": ["Price"], "group_a": ["W1"],
+                            "group_b": ["W2"], "n_a": [50], "n_b": [60], "estimate_a": [0.5],
+                            "estimate_b": [0.6], "difference": [0.1], "se": [0.095],
+                            "ci_low": [-0.086], "ci_high": [0.286], "statistic": [1.05],
+                            "p_value": [0.29], "significant": [False], "test": ["z"],
+                            "note": [None]})
     compare.attrs = {"estimate": "compare", "question": "Q2"}
     sk.to_excel({"nps": nps, "waves": compare}, tmp_path / "f.xlsx")
     book = load_workbook(tmp_path / "f.xlsx")

@@ -15,30 +15,13 @@ SAT = {"1": "Very unhappy", "2": "Unhappy", "3": "Neutral", "4": "Happy", "5": "
 def codebook() -> Codebook:
     return Codebook(
         [
-            Question(
-                "Q1",
-                "How satisfied?",
-                "rating",
-                labels=SAT,
-                missing={"99": "Don't know"},
-                min=1,
-                max=5,
-            ),
-            Question(
-                "Q2",
-                "Why?",
-                "choice",
-                labels={"q": "Quality", "p": "Price"},
-                missing={"x": "Refused"},
-            ),
+            Question("Q1", "How satisfied?", "rating", labels=SAT, missing={"99": "Don't know"},
+                     min=1, max=5),
+            Question("Q2", "Why?", "choice", labels={"q": "Quality", "p": "Price"},
+                     missing={"x": "Refused"}),
             Question("Q3", "Recommend?", "nps", labels={"0": "Not at all", "10": "Extremely"}),
-            Question(
-                "Q4",
-                "Which?",
-                "multi",
-                labels={"A": "Apples", "B": "Bananas"},
-                missing={"DK": "Don't know"},
-            ),
+            Question("Q4", "Which?", "multi", labels={"A": "Apples", "B": "Bananas"},
+                     missing={"DK": "Don't know"}),
             Question("Q5", "Age", "number", missing={"-1": "Not given"}),
             Question("Q6", "Comments", "text", missing={"N/A": "Not applicable"}),
             Question("Q7", "Not in the frame", "text"),
@@ -72,21 +55,16 @@ def test_labels_categories_missing_and_attrs() -> None:
     assert q1.max() == "Very happy" and q1.min() == "Very unhappy"  # ordered
     assert list(out["Q2"].cat.categories) == ["Quality", "Price"]
     assert out["Q2"].tolist()[:2] == ["Quality", "Price"]
-    assert out["Q3"].cat.categories.tolist() == ["Not at all", *map(str, range(1, 10)), "Extremely"]
+    assert out["Q3"].cat.categories.tolist() == ["Not at all", *map(str, range(1, 10)),
+                                                 "Extremely"]
     assert out["Q3"].tolist()[:3] == ["Extremely", "Not at all", "7"]
     assert out["Q4"].tolist()[:2] == ["A;B", "B"] and pd.isna(out["Q4"].iloc[2])
     assert out["Q4"].iloc[3] == ""  # chose nothing: an answer, not a missing one
     assert out["Q5"].dtype == "Float64"
     assert out["Q5"].tolist()[0] == 34 and pd.isna(out["Q5"].iloc[1])
     assert out["Q6"].isna().tolist() == [False, True, True, False, True]
-    assert out.attrs["questions"] == {
-        "Q1": "How satisfied?",
-        "Q2": "Why?",
-        "Q3": "Recommend?",
-        "Q4": "Which?",
-        "Q5": "Age",
-        "Q6": "Comments",
-    }
+    assert out.attrs["questions"] == {"Q1": "How satisfied?", "Q2": "Why?", "Q3": "Recommend?",
+                                      "Q4": "Which?", "Q5": "Age", "Q6": "Comments"}
     assert out.attrs["missing_reasons"] == {
         "Q1": {12: "Don't know"},
         "Q2": {12: "Refused"},
@@ -120,9 +98,8 @@ def test_answers_may_be_codes_or_label_texts_and_relabel_is_stable() -> None:
     ],
     ids=["rating", "choice", "multi-option", "number"],
 )
-def test_unknown_answer_names_column_row_value(
-    column: str, values: object, row: int, value: object
-) -> None:
+def test_unknown_answer_names_column_row_value(column: str, values: object, row: int,
+                                               value: object) -> None:
     df = pd.DataFrame({column: values}, index=["r0", "r1", "r2"])
     with pytest.raises(LabelError, match=f"{column}: row 'r{row}' has") as info:
         sk.label(df, codebook())
@@ -151,9 +128,8 @@ def test_big_frame_matches_a_plain_mapping() -> None:
     expected = [None if v is pd.NA or v == "99" else SAT[v] for v in df["Q1"].tolist()]
     assert [None if pd.isna(v) else v for v in out["Q1"].tolist()] == expected
     reasons = out.attrs["missing_reasons"]["Q1"]
-    assert sorted(reasons) == [
-        i for i, v in enumerate(df["Q1"].tolist()) if v is not pd.NA and v == "99"
-    ]
+    assert sorted(reasons) == [i for i, v in enumerate(df["Q1"].tolist())
+                               if v is not pd.NA and v == "99"]
 
 
 def test_sample_survey_with_its_codebook(sandbox: sk.Sandbox, client: sk.Client) -> None:
@@ -177,9 +153,8 @@ def test_per_row_attrs_are_read_only_views_pandas_copies_for_free() -> None:
         reasons[10]
     assert copy.deepcopy(out.attrs)["missing_reasons"]["Q6"] is reasons
     assert out["Q6"].attrs["missing_reasons"]["Q6"] is reasons  # selecting keeps, not copies
-    coerced = sk.label(pd.DataFrame({"Q2": ["q", "zz", "yy"]}), codebook(), errors="coerce").attrs[
-        "coerced"
-    ]
+    coerced = sk.label(pd.DataFrame({"Q2": ["q", "zz", "yy"]}), codebook(),
+                       errors="coerce").attrs["coerced"]
     assert len(coerced) == 2 and coerced[1] == {"column": "Q2", "row": 2, "value": "yy"}
     assert coerced[:1] == [{"column": "Q2", "row": 1, "value": "zz"}]
     assert copy.deepcopy(coerced) is coerced
@@ -189,9 +164,8 @@ def test_date_questions_held_as_text_are_parsed_in_utc() -> None:
     cb = Codebook([Question("D", "When?", "date", missing={"unknown": "Not known"})])
     df = pd.DataFrame({"D": ["2026-01-02T10:00:00+01:00", "unknown", "2026-01-03", None]})
     out = sk.label(df, cb)
-    expected = pd.to_datetime(
-        ["2026-01-02T09:00:00Z", None, "2026-01-03T00:00:00Z", None], utc=True, format="ISO8601"
-    )
+    expected = pd.to_datetime(["2026-01-02T09:00:00Z", None, "2026-01-03T00:00:00Z", None],
+                              utc=True, format="ISO8601")
     assert out["D"].tolist() == pd.Series(expected).tolist()
     assert out.attrs["missing_reasons"]["D"] == {1: "Not known"}
     bad = pd.DataFrame({"D": ["2026-01-02", "soon"]})

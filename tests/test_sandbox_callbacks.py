@@ -68,9 +68,8 @@ def serve_app(handler: Callable[[Request], Any]) -> Iterator[str]:
     """Serve one async endpoint at ``/hook`` on a free loopback port; yield its URL."""
     app = Starlette(routes=[Route("/hook", handler, methods=["GET", "POST"])])
     sock = bind("127.0.0.1", 0)
-    server = uvicorn.Server(
-        uvicorn.Config(app, lifespan="off", log_config=None, log_level="warning", access_log=False)
-    )
+    server = uvicorn.Server(uvicorn.Config(app, lifespan="off", log_config=None,
+                                           log_level="warning", access_log=False))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
     thread.start()
     try:
@@ -94,11 +93,8 @@ def refused_url() -> str:
 
 def sandbox_http(sandbox: Sandbox) -> httpx.Client:
     """An admin HTTP client of ``sandbox``'s app, in-process (no port)."""
-    return httpx.Client(
-        transport=ASGIPortalTransport(sandbox.app),
-        base_url=sandbox.base_url,
-        headers={"Authorization": f"Basic {sandbox.admin_token}"},
-    )
+    return httpx.Client(transport=ASGIPortalTransport(sandbox.app), base_url=sandbox.base_url,
+                        headers={"Authorization": f"Basic {sandbox.admin_token}"})
 
 
 def rows(listener: Listener) -> list[tuple[str, str, str]]:
@@ -119,39 +115,26 @@ def test_a_batch_sends_and_its_receipts_arrive_in_order(
     client: Client, sandbox: Sandbox, listener: Listener
 ) -> None:
     sandbox.set_account_callback(listener.url)
-    df = pd.DataFrame(
-        {"firstName": ["Ada", "Grace", "Alan"], "mobileNumber": [MOBILE, OTHER, UNREACHABLE]},
-        index=["a", "g", "t"],
-    )
-    result: Any = sk.send_batch(
-        client,
-        df,
-        message="Hi {firstName}, how did we do?",
-        source=SOURCE,
-        reply=True,
-        timeout=30,
-        progress=False,
-    )
+    df = pd.DataFrame({"firstName": ["Ada", "Grace", "Alan"],
+                       "mobileNumber": [MOBILE, OTHER, UNREACHABLE]}, index=["a", "g", "t"])
+    result: Any = sk.send_batch(client, df, message="Hi {firstName}, how did we do?",
+                           source=SOURCE, reply=True, timeout=30, progress=False)
     ids = dict(zip(result.frame.index, result.frame["message_id"], strict=True))
-    sandbox.simulate_status(ids["a"], "Read")  # a carrier progress update
-    sandbox.advance(31 * 60)  # every reply window closes
+    sandbox.simulate_status(ids["a"], "Read")          # a carrier progress update
+    sandbox.advance(31 * 60)                            # every reply window closes
     sandbox.wait_for_deliveries(WAIT)
     listener.wait_for(len(sandbox.events()), timeout=WAIT)
     got = rows(listener)
     assert got == sandbox_rows(sandbox)  # one worker, FIFO: the sandbox's order
-    by_message = {
-        mid: [s for t, s, m in got if m == mid and t == "Receipt"] for mid in ids.values()
-    }
+    by_message = {mid: [s for t, s, m in got if m == mid and t == "Receipt"]
+                  for mid in ids.values()}
     assert by_message[ids["a"]] == ["Sent", "Delivered", "Read", "Expired"]
     assert by_message[ids["g"]] == ["Sent", "Delivered", "Expired"]
     assert by_message[ids["t"]] == ["Sent", "Failed", "Expired"]
     events = listener.events
     event = events[events["message_id"] == ids["a"]].iloc[0]  # the batch sends in any order
     assert (event["source"], event["destination"], event["timestamp"].isoformat()) == (
-        SOURCE,
-        MOBILE,
-        "2026-03-02T09:00:00+00:00",
-    )
+        SOURCE, MOBILE, "2026-03-02T09:00:00+00:00")
     assert event["method"] == "POST" and not event["inbound"] and event["segments"] == 1
     assert all(e.delivered for e in sandbox.events())
     assert {entry.status for entry in sandbox.journal("callback")} == {200}
@@ -168,7 +151,8 @@ def test_stop_arrives_and_later_sends_to_that_number_are_blocked(
     sandbox.advance(60)
     stop = sandbox.simulate_reply(MOBILE, "STOP please")
     assert MOBILE in sandbox.stop_list()
-    blocked = client.messages.send(destination=MOBILE, source=SOURCE, message="Again", reply=False)
+    blocked = client.messages.send(destination=MOBILE, source=SOURCE, message="Again",
+                                   reply=False)
     assert (blocked.message_id, blocked.status) == ("Unknown", "Blocked")
     sandbox.wait_for_deliveries(WAIT)
     events = listener.wait_for(4, timeout=WAIT)
@@ -181,7 +165,8 @@ def test_stop_arrives_and_later_sends_to_that_number_are_blocked(
     assert stop.seq == sandbox.events("Stop")[0].seq
 
 
-def test_unstop_help_and_info_arrive(client: Client, sandbox: Sandbox, listener: Listener) -> None:
+def test_unstop_help_and_info_arrive(client: Client, sandbox: Sandbox,
+                                     listener: Listener) -> None:
     sandbox.set_account_callback(listener.url)
     client.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=True)
     for minute, text in enumerate(["STOP", "HELP", "INFO", "START"], start=1):
@@ -191,11 +176,8 @@ def test_unstop_help_and_info_arrive(client: Client, sandbox: Sandbox, listener:
     events = listener.wait_for(6, timeout=WAIT)
     inbound = events[events["inbound"].fillna(False).astype(bool)]
     assert list(zip(inbound["type"], inbound["status"], strict=True)) == [
-        ("Stop", "Stopped"),
-        ("Help", "Received"),
-        ("Info", "Received"),
-        ("Unstop", "Unstopped"),
-    ]
+        ("Stop", "Stopped"), ("Help", "Received"), ("Info", "Received"),
+        ("Unstop", "Unstopped")]
     assert MOBILE not in sandbox.stop_list()
 
 
@@ -211,15 +193,15 @@ def test_keyword_reply_reaches_the_handler_and_its_answer_keeps_the_message_id(
 
     sandbox.set_account_callback(listener.url)
     client.keywords.create("PRIZE")
-    sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Text PRIZE", reply=True)
+    sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Text PRIZE",
+                                reply=True)
     sandbox.advance(120)
     sandbox.simulate_reply(MOBILE, "prize please")
     sandbox.wait_for_deliveries(WAIT)
     assert seen == ["prize please"]
     replies = [m for m in sandbox.messages() if m.user == "callback"]
     assert [(m.message_id, m.destination, m.source, m.text, m.status) for m in replies] == [
-        (sent.message_id, MOBILE, SOURCE, "Thanks! Your code is WIN-42.", "Delivered")
-    ]
+        (sent.message_id, MOBILE, SOURCE, "Thanks! Your code is WIN-42.", "Delivered")]
     (journaled,) = [e for e in sandbox.journal("message") if e.user == "callback"]
     assert journaled.message_id == sent.message_id
     assert journaled.body["replyToEvent"] == sandbox.events("Keyword")[0].seq
@@ -227,13 +209,10 @@ def test_keyword_reply_reaches_the_handler_and_its_answer_keeps_the_message_id(
     assert attempt.body["reply"]["outcome"] == "sent"
     # The answer's own receipts come back too, under the original MessageID.
     events = listener.wait_for(5, timeout=WAIT)
-    assert rows(listener)[-2:] == [
-        ("Receipt", "Sent", sent.message_id),
-        ("Receipt", "Delivered", sent.message_id),
-    ]
+    assert rows(listener)[-2:] == [("Receipt", "Sent", sent.message_id),
+                                   ("Receipt", "Delivered", sent.message_id)]
     assert events[events["type"] == "Keyword"]["reply"].iloc[0]["message"] == (
-        "Thanks! Your code is WIN-42."
-    )
+        "Thanks! Your code is WIN-42.")
 
 
 def test_keyword_answer_receipts_at_the_same_instant_are_not_merged(
@@ -245,7 +224,8 @@ def test_keyword_answer_receipts_at_the_same_instant_are_not_merged(
 
     sandbox.set_account_callback(listener.url)
     client.keywords.create("PRIZE")
-    sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Text PRIZE", reply=True)
+    sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Text PRIZE",
+                                reply=True)
     sandbox.simulate_reply(MOBILE, "PRIZE")  # the clock has not moved since the send
     sandbox.wait_for_deliveries(WAIT)  # every callback answered, so every event stored
     receipts = [e for e in sandbox.events("Receipt") if e.message_id == sent.message_id]
@@ -267,11 +247,8 @@ def test_unknown_stops_and_helps_from_two_numbers_are_separate_events(
     sandbox.wait_for_deliveries(WAIT)
     events = listener.events
     assert list(zip(events["type"], events["source"], events["message_id"], strict=True)) == [
-        ("Help", MOBILE, "Unknown"),
-        ("Help", OTHER, "Unknown"),
-        ("Stop", MOBILE, "Unknown"),
-        ("Stop", OTHER, "Unknown"),
-    ]
+        ("Help", MOBILE, "Unknown"), ("Help", OTHER, "Unknown"),
+        ("Stop", MOBILE, "Unknown"), ("Stop", OTHER, "Unknown")]
     assert list(events["deliveries"]) == [1] * 4
     assert listener.funnel().loc["(none)", "opted_out"] == 2
 
@@ -283,16 +260,14 @@ def test_failed_lookups_of_a_batch_arrive_one_per_number(
     landlines = ["441134960001", "441134960002", "442079460003"]
     blocked = ["447700900903", "447700900451"]  # the magic blocked number, a stop-listed one
     for number in landlines + blocked:
-        answer = client.messages.send(
-            destination=number, source=SOURCE, message="Hi", reply=False, lookup=True
-        )
+        answer = client.messages.send(destination=number, source=SOURCE, message="Hi",
+                                      reply=False, lookup=True)
         assert answer.message_id == "Unknown"
     sandbox.wait_for_deliveries(WAIT)
     events = listener.events
     assert list(zip(events["type"], events["destination"], events["status"], strict=True)) == [
         *(("Lookup", n, "Reachable") for n in landlines),
-        *(("Lookup", n, "Blocked") for n in blocked),
-    ]
+        *(("Lookup", n, "Blocked") for n in blocked)]
     assert list(events["deliveries"]) == [1] * 5
 
 
@@ -308,12 +283,8 @@ def test_events_of_one_kind_get_strictly_later_timestamps_across_restarts(
         box.simulate_reply(MOBILE, "HELP")
         stamps = [(e.source, e.timestamp - box.now()) for e in box.events("Help")]
     micro = timedelta(microseconds=1)
-    assert stamps == [
-        (MOBILE, timedelta(0)),
-        (MOBILE, micro),
-        (OTHER, timedelta(0)),
-        (MOBILE, 2 * micro),
-    ]
+    assert stamps == [(MOBILE, timedelta(0)), (MOBILE, micro), (OTHER, timedelta(0)),
+                      (MOBILE, 2 * micro)]
 
 
 def test_free_text_reply_is_a_message_callback_and_the_answer_is_sent(
@@ -324,9 +295,8 @@ def test_free_text_reply_is_a_message_callback_and_the_answer_is_sent(
         return {"message": f"We read {len(payload.message or '')} characters", "reply": False}
 
     sandbox.set_account_callback(listener.url)
-    sent = client.messages.send(
-        destination=MOBILE, source=SOURCE, message="Any comments?", reply=True
-    )
+    sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Any comments?",
+                                reply=True)
     sandbox.advance(60)
     long_text = "x" * 2500
     sandbox.simulate_reply(MOBILE, long_text)
@@ -339,7 +309,8 @@ def test_free_text_reply_is_a_message_callback_and_the_answer_is_sent(
     assert not reply.reply
 
 
-def test_a_malformed_or_oversized_answer_sends_nothing(client: Client, sandbox: Sandbox) -> None:
+def test_a_malformed_or_oversized_answer_sends_nothing(client: Client,
+                                                       sandbox: Sandbox) -> None:
     answers = iter([b'{"message": "no destination"', b'{"source": "x"}', b"y" * 70_000])
 
     async def hook(request: Request) -> Response:
@@ -373,27 +344,17 @@ def test_a_click_arrives_with_the_message_it_was_sent_in(
 ) -> None:
     sandbox.set_account_callback(listener.url)
     link = client.tinyurl.register("https://example.org/survey?id=7")
-    sent = client.messages.send(
-        destination=MOBILE, source=SOURCE, message=f"Tell us: {link}", reply=False
-    )
+    sent = client.messages.send(destination=MOBILE, source=SOURCE,
+                                message=f"Tell us: {link}", reply=False)
     assert sandbox.follow_link(link, by=MOBILE) == "https://example.org/survey?id=7"
     sandbox.wait_for_deliveries(WAIT)
     events = listener.wait_for(3, timeout=WAIT)
     click = events[events["type"] == "Click"].iloc[0]
     assert (click["status"], click["message_id"], click["destination"], click["message"]) == (
-        "Clicked",
-        sent.message_id,
-        MOBILE,
-        "https://example.org/survey?id=7",
-    )
+        "Clicked", sent.message_id, MOBILE, "https://example.org/survey?id=7")
     funnel = listener.funnel()
-    assert funnel.loc["(none)"].to_dict() == {
-        "sent": 1,
-        "delivered": 1,
-        "clicked": 1,
-        "replied": 0,
-        "opted_out": 0,
-    }
+    assert funnel.loc["(none)"].to_dict() == {"sent": 1, "delivered": 1, "clicked": 1,
+                                              "replied": 0, "opted_out": 0}
 
 
 # ------------------------------------------------------------------ delivery rules
@@ -410,25 +371,18 @@ def test_a_failing_receiver_gets_retries_then_the_fallback_url(
 
     with serve_app(failing) as bad:
         sandbox.set_account_callback([bad, listener.url], retries=2, action="Email")
-        sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
+        sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                                    reply=False)
         sandbox.wait_for_deliveries(WAIT)
-    attempts = [
-        (e.body["event"], e.path, e.status, e.body["attempt"]) for e in sandbox.journal("callback")
-    ]
+    attempts = [(e.body["event"], e.path, e.status, e.body["attempt"])
+                for e in sandbox.journal("callback")]
     first, second = (e.seq for e in sandbox.events())
-    assert attempts == [
-        (first, bad, 503, 1),
-        (first, bad, 503, 2),
-        (first, listener.url, 200, 3),
-        (second, bad, 503, 1),
-        (second, bad, 503, 2),
-        (second, listener.url, 200, 3),
-    ]
+    assert attempts == [(first, bad, 503, 1), (first, bad, 503, 2), (first, listener.url, 200, 3),
+                        (second, bad, 503, 1), (second, bad, 503, 2),
+                        (second, listener.url, 200, 3)]
     assert hits == ["POST"] * 4
-    assert rows(listener) == [
-        ("Receipt", "Sent", sent.message_id),
-        ("Receipt", "Delivered", sent.message_id),
-    ]
+    assert rows(listener) == [("Receipt", "Sent", sent.message_id),
+                              ("Receipt", "Delivered", sent.message_id)]
     assert sandbox.journal("alert") == []  # the fallback succeeded: no failure action
 
 
@@ -441,16 +395,11 @@ def test_when_every_url_fails_the_actions_are_journaled_as_alerts(
     sandbox.wait_for_deliveries(WAIT)
     attempts = sandbox.journal("callback")
     assert [(e.path, e.status, e.body["attempt"]) for e in attempts] == [
-        (nobody, None, 1),
-        (nobody, None, 2),
-        (nobody, None, 3),
-    ]
+        (nobody, None, 1), (nobody, None, 2), (nobody, None, 3)]
     assert all("ConnectError" in e.body["error"] for e in attempts)
     alerts = sandbox.journal("alert")
     assert [(a.text, a.body["type"], a.body["attempts"]) for a in alerts] == [
-        ("Email", "Help", 3),
-        ("Sms", "Help", 3),
-    ]
+        ("Email", "Help", 3), ("Sms", "Help", 3)]
     assert not sandbox.events("Help")[0].delivered
 
 
@@ -464,9 +413,8 @@ def test_total_timeout_stops_the_attempts(client: Client, sandbox: Sandbox) -> N
 
     with serve_app(slow) as url:
         try:
-            sandbox.set_account_callback(
-                url, retries=10, timeout_ms=200, total_timeout_ms=500, action="Sms"
-            )
+            sandbox.set_account_callback(url, retries=10, timeout_ms=200, total_timeout_ms=500,
+                                         action="Sms")
             sandbox.simulate_reply(MOBILE, "INFO")
             sandbox.wait_for_deliveries(WAIT)
         finally:
@@ -482,13 +430,9 @@ def test_get_method_sends_the_payload_in_the_query_string(
     client: Client, sandbox: Sandbox, listener: Listener
 ) -> None:
     sandbox.set_account_callback(listener.url, method="GET")
-    sent = client.messages.send_email(
-        to="ada@example.org",
-        from_="surveys",
-        subject="Hi",
-        content="<p>Hello</p>",
-        metadata={"campaign": "spring", "wave": 2},
-    )
+    sent = client.messages.send_email(to="ada@example.org", from_="surveys", subject="Hi",
+                                      content="<p>Hello</p>",
+                                      metadata={"campaign": "spring", "wave": 2})
     sandbox.wait_for_deliveries(WAIT)
     events = listener.wait_for(2, timeout=WAIT)
     assert list(events["method"]) == ["GET", "GET"]
@@ -506,20 +450,14 @@ def test_an_email_callback_block_overrides_the_account_settings(
 ) -> None:
     nobody = refused_url()
     sandbox.set_account_callback(nobody)
-    client.messages.send_email(
-        to="ada@example.org",
-        from_="surveys",
-        subject="Hi",
-        content="Hello",
-        callback={"url": [nobody, listener.url], "retries": 1, "method": "GET"},
-    )
+    client.messages.send_email(to="ada@example.org", from_="surveys", subject="Hi",
+                               content="Hello",
+                               callback={"url": [nobody, listener.url], "retries": 1,
+                                         "method": "GET"})
     sandbox.wait_for_deliveries(WAIT)
     assert [(e.path, e.method, e.status) for e in sandbox.journal("callback")] == [
-        (nobody, "GET", None),
-        (listener.url, "GET", 200),
-        (nobody, "GET", None),
-        (listener.url, "GET", 200),
-    ]
+        (nobody, "GET", None), (listener.url, "GET", 200),
+        (nobody, "GET", None), (listener.url, "GET", 200)]
     assert len(listener.wait_for(2, timeout=WAIT)) == 2
 
 
@@ -537,12 +475,8 @@ def test_an_email_callback_blocks_timeout_and_action_are_applied(
     with serve_app(slow) as url:
         try:
             client.messages.send_email(
-                to="ada@example.org",
-                from_="surveys",
-                subject="Hi",
-                content="Hello",
-                callback={"url": url, "timeout": 300, "retries": 2, "action": "sms,Pigeon"},
-            )
+                to="ada@example.org", from_="surveys", subject="Hi", content="Hello",
+                callback={"url": url, "timeout": 300, "retries": 2, "action": "sms,Pigeon"})
             sandbox.wait_for_deliveries(WAIT)
         finally:
             release.set()
@@ -550,17 +484,11 @@ def test_an_email_callback_blocks_timeout_and_action_are_applied(
     assert settings == {300}
     attempts = sandbox.journal("callback")
     assert [(e.path, e.status, e.body["urlAttempt"]) for e in attempts] == [
-        (url, None, 1),
-        (url, None, 2),
-        (url, None, 1),
-        (url, None, 2),
-    ]
+        (url, None, 1), (url, None, 2), (url, None, 1), (url, None, 2)]
     assert all(e.body["error"] == "no answer within 300 ms" for e in attempts)
     # The email's Action (an unknown word ignored), not the account's: one Sms per event.
     assert [(a.text, a.body["type"]) for a in sandbox.journal("alert")] == [
-        ("Sms", "Receipt"),
-        ("Sms", "Receipt"),
-    ]
+        ("Sms", "Receipt"), ("Sms", "Receipt")]
     assert len(listener.events) == 0  # the account callback was not used
 
 
@@ -575,16 +503,9 @@ def test_an_email_callback_block_with_another_content_type_is_ignored(
 
     sandbox.set_account_callback(listener.url)
     with serve_app(hook) as url, sandbox_http(sandbox) as http:
-        answer = http.post(
-            "/v3.2/Message/SendEmail",
-            json={
-                "To": "ada@example.org",
-                "From": "surveys",
-                "Subject": "Hi",
-                "Content": "Hello",
-                "Callback": [{"Url": url}, {"ContentType": "application/xml"}],
-            },
-        )
+        answer = http.post("/v3.2/Message/SendEmail", json={
+            "To": "ada@example.org", "From": "surveys", "Subject": "Hi", "Content": "Hello",
+            "Callback": [{"Url": url}, {"ContentType": "application/xml"}]})
         assert answer.status_code == 200 and answer.json()["Status"] == "Sent"
         sandbox.wait_for_deliveries(WAIT)
     assert hits == []  # the whole block was ignored (the reference) ...
@@ -596,15 +517,12 @@ def test_control_api_refuses_a_content_type_other_than_json(
     sandbox: Sandbox, content_type: str
 ) -> None:
     with sandbox_http(sandbox) as http:
-        refused = http.post(
-            "/_sandbox/callback", json={"Url": "http://127.0.0.1:9/cb", "ContentType": content_type}
-        )
+        refused = http.post("/_sandbox/callback", json={"Url": "http://127.0.0.1:9/cb",
+                                                        "ContentType": content_type})
         assert refused.status_code == 400
         assert "ContentType" in refused.json()["detail"]
-        accepted = http.post(
-            "/_sandbox/callback",
-            json={"Url": "http://127.0.0.1:9/cb", "contenttype": "application/json"},
-        )
+        accepted = http.post("/_sandbox/callback", json={"Url": "http://127.0.0.1:9/cb",
+                                                         "contenttype": "application/json"})
         assert accepted.json()["ContentType"] == "application/json"
     account = sandbox.account_callback()
     assert account is not None and account.urls == ["http://127.0.0.1:9/cb"]
@@ -614,12 +532,8 @@ def test_a_burst_of_2000_callbacks_is_stored_with_none_lost(
     client: Client, sandbox: Sandbox, listener: Listener
 ) -> None:
     sandbox.set_account_callback(listener.url)
-    ids = {
-        client.messages.send(
-            destination=f"336399{i:05d}", source=SOURCE, message="Hi", reply=False
-        ).message_id
-        for i in range(1000)
-    }
+    ids = {client.messages.send(destination=f"336399{i:05d}", source=SOURCE, message="Hi",
+                                reply=False).message_id for i in range(1000)}
     sandbox.wait_for_deliveries(120)
     events = listener.wait_for(2000, timeout=WAIT)
     assert len(events) == 2000 and int(events["deliveries"].sum()) == 2000
@@ -632,13 +546,8 @@ def test_oversized_callbacks_are_refused_by_the_receiver_and_retried(
     client: Client, sandbox: Sandbox, listener: Listener
 ) -> None:
     sandbox.set_account_callback(listener.url, retries=2, action="Email")
-    client.messages.send_email(
-        to="ada@example.org",
-        from_="surveys",
-        subject="Hi",
-        content="Hello",
-        metadata={"blob": "z" * 70_000},
-    )
+    client.messages.send_email(to="ada@example.org", from_="surveys", subject="Hi",
+                               content="Hello", metadata={"blob": "z" * 70_000})
     sandbox.wait_for_deliveries(WAIT)
     assert [e.status for e in sandbox.journal("callback")] == [413] * 4
     assert len(sandbox.journal("alert")) == 2
@@ -652,11 +561,8 @@ def test_oversized_callbacks_are_refused_by_the_receiver_and_retried(
         (b"[1, 2]", {"Content-Type": "application/json"}, 422),
         (b'{"MessageID": "MS1"}', {"Content-Type": "application/json"}, 422),
         (b'{"Type": "Receipt"}', {"Content-Type": "text/html"}, 415),
-        (
-            b'{"Type": "Receipt", "Message": "' + b"a" * 70_000 + b'"}',
-            {"Content-Type": "application/json"},
-            413,
-        ),
+        (b'{"Type": "Receipt", "Message": "' + b"a" * 70_000 + b'"}',
+         {"Content-Type": "application/json"}, 413),
     ],
     ids=["truncated-json", "not-an-object", "no-type", "wrong-media-type", "oversized"],
 )
@@ -679,12 +585,11 @@ def test_signed_callbacks_are_accepted_by_a_listener_with_the_same_secret(
 ) -> None:
     with listen(secret="s3cret") as signed:
         sandbox.set_account_callback(signed.url, method=method, secret="s3cret")
-        sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
+        sent = client.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                                    reply=False)
         sandbox.wait_for_deliveries(WAIT)
-        assert rows(signed) == [
-            ("Receipt", "Sent", sent.message_id),
-            ("Receipt", "Delivered", sent.message_id),
-        ]
+        assert rows(signed) == [("Receipt", "Sent", sent.message_id),
+                                ("Receipt", "Delivered", sent.message_id)]
         assert list(signed.events["method"]) == [method, method]
     assert [e.status for e in sandbox.journal("callback")] == [200, 200]
 
@@ -699,9 +604,7 @@ def test_a_wrong_secret_is_refused_with_401_then_retried_and_alerted(
         assert len(signed.events) == 0
     attempts = sandbox.journal("callback")
     assert [(e.status, e.body["attempt"], e.body["error"]) for e in attempts] == [
-        (401, 1, "HTTP 401"),
-        (401, 2, "HTTP 401"),
-    ]
+        (401, 1, "HTTP 401"), (401, 2, "HTTP 401")]
     (alert,) = sandbox.journal("alert")
     assert (alert.text, alert.body["type"], alert.body["error"]) == ("Email", "Help", "HTTP 401")
     assert not sandbox.events("Help")[0].delivered
@@ -729,13 +632,8 @@ def test_an_email_callback_block_is_signed_with_the_account_secret(
 
     with serve_app(hook) as account_url, listen(secret="s3cret") as signed:
         sandbox.set_account_callback(account_url, secret="s3cret")
-        client.messages.send_email(
-            to="ada@example.org",
-            from_="surveys",
-            subject="Hi",
-            content="Hello",
-            callback={"url": signed.url},
-        )
+        client.messages.send_email(to="ada@example.org", from_="surveys", subject="Hi",
+                                   content="Hello", callback={"url": signed.url})
         sandbox.wait_for_deliveries(WAIT)
         assert list(signed.events["status"]) == ["Sent", "Delivered"]
     assert headers == []  # the email's own Callback took the events
@@ -753,9 +651,8 @@ def test_the_secret_is_masked_kept_and_validated(sandbox: Sandbox) -> None:
 def test_control_api_sets_the_secret_and_never_shows_it(sandbox: Sandbox) -> None:
     http = sandbox_http(sandbox)
     with http:
-        shown = http.post(
-            "/_sandbox/callback", json={"url": "http://127.0.0.1:9/cb", "secret": "s3cret"}
-        ).json()
+        shown = http.post("/_sandbox/callback",
+                          json={"url": "http://127.0.0.1:9/cb", "secret": "s3cret"}).json()
         assert shown["Secret"] == "********"
         assert "s3cret" not in http.get("/_sandbox/callback").text
         # Posting the settings back as shown keeps the secret.
@@ -763,14 +660,12 @@ def test_control_api_sets_the_secret_and_never_shows_it(sandbox: Sandbox) -> Non
         assert (again["Secret"], again["Retries"]) == ("********", 1)
         account = sandbox.account_callback()
         assert account is not None and account.secret == "s3cret"
-        refused = http.post(
-            "/_sandbox/callback", json={"Url": "http://127.0.0.1:9/cb", "Secret": ""}
-        )
+        refused = http.post("/_sandbox/callback",
+                            json={"Url": "http://127.0.0.1:9/cb", "Secret": ""})
         assert refused.status_code == 400 and "secret" in refused.json()["detail"]
         http.delete("/_sandbox/callback")
-        masked = http.post(
-            "/_sandbox/callback", json={"Url": "http://127.0.0.1:9/cb", "Secret": "********"}
-        )
+        masked = http.post("/_sandbox/callback",
+                           json={"Url": "http://127.0.0.1:9/cb", "Secret": "********"})
         assert masked.status_code == 400 and "Secret" in masked.json()["detail"]
 
 
@@ -780,22 +675,18 @@ def test_control_api_sets_the_secret_and_never_shows_it(sandbox: Sandbox) -> Non
 def test_served_sandbox_with_cli_callback_options_delivers_by_get(listener: Listener) -> None:
     with serve_sandbox("--callback-url", listener.url, "--callback-method", "GET") as served:
         auth = {"Authorization": f"Basic {served.token}"}
-        with httpx.Client(
-            base_url=served.base_url, headers=auth, trust_env=False, timeout=WAIT
-        ) as http:
+        with httpx.Client(base_url=served.base_url, headers=auth, trust_env=False,
+                          timeout=WAIT) as http:
             shown = http.get("/_sandbox/callback").json()
             assert (shown["Url"], shown["Method"]) == ([listener.url], "GET")
-            reply = http.post(
-                "/_sandbox/simulate/reply", json={"from": MOBILE, "text": "HELP"}
-            ).json()
+            reply = http.post("/_sandbox/simulate/reply",
+                              json={"from": MOBILE, "text": "HELP"}).json()
             assert http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT}).json() == {
-                "pending": 0
-            }
+                "pending": 0}
             (event,) = http.get("/_sandbox/events").json()
             assert event["delivered"] and event["seq"] == reply["seq"]
-            changed = http.post(
-                "/_sandbox/callback", json={"url": [listener.url], "retries": 1}
-            ).json()
+            changed = http.post("/_sandbox/callback", json={"url": [listener.url],
+                                                            "retries": 1}).json()
             assert (changed["Method"], changed["Retries"]) == ("POST", 1)
             assert http.post("/_sandbox/callback", json={"Url": "ftp://x"}).status_code == 400
             assert http.delete("/_sandbox/callback").json() is None
@@ -807,57 +698,31 @@ def test_served_sandbox_takes_every_account_callback_setting_from_the_cli(
     listener: Listener,
 ) -> None:
     nobody = refused_url()
-    with serve_sandbox(
-        "--callback-url",
-        nobody,
-        "--callback-url",
-        listener.url,
-        "--callback-retries",
-        "2",
-        "--callback-timeout",
-        "2000",
-        "--callback-total-timeout",
-        "20000",
-        "--callback-action",
-        "email",
-        "--callback-action",
-        "Sms",
-    ) as served:
+    with serve_sandbox("--callback-url", nobody, "--callback-url", listener.url,
+                       "--callback-retries", "2", "--callback-timeout", "2000",
+                       "--callback-total-timeout", "20000", "--callback-action", "email",
+                       "--callback-action", "Sms") as served:
         auth = {"Authorization": f"Basic {served.token}"}
-        with httpx.Client(
-            base_url=served.base_url, headers=auth, trust_env=False, timeout=WAIT
-        ) as http:
+        with httpx.Client(base_url=served.base_url, headers=auth, trust_env=False,
+                          timeout=WAIT) as http:
             shown = http.get("/_sandbox/callback").json()
-            assert {
-                k: shown[k]
-                for k in ("Url", "Method", "Retries", "Timeout", "TotalTimeout", "Action")
-            } == {
-                "Url": [nobody, listener.url],
-                "Method": "POST",
-                "Retries": 2,
-                "Timeout": 2000,
-                "TotalTimeout": 20000,
-                "Action": "Email,Sms",
-            }
+            assert {k: shown[k] for k in ("Url", "Method", "Retries", "Timeout", "TotalTimeout",
+                                          "Action")} == {
+                "Url": [nobody, listener.url], "Method": "POST", "Retries": 2,
+                "Timeout": 2000, "TotalTimeout": 20000, "Action": "Email,Sms"}
             http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "HELP"})
             assert http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT}).json() == {
-                "pending": 0
-            }
+                "pending": 0}
             attempts = http.get("/_sandbox/journal", params={"kind": "callback"}).json()
             assert [(a["path"], a["status"]) for a in attempts] == [
-                (nobody, None),
-                (nobody, None),
-                (listener.url, 200),
-            ]
+                (nobody, None), (nobody, None), (listener.url, 200)]
             # Every URL now refuses: the two failure actions are journaled.
             http.post("/_sandbox/callback", json={**shown, "Url": [nobody]})
             http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "INFO"})
             http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT})
             alerts = http.get("/_sandbox/journal", params={"kind": "alert"}).json()
-            assert [(a["text"], a["body"]["attempts"]) for a in alerts] == [
-                ("Email", 2),
-                ("Sms", 2),
-            ]
+            assert [(a["text"], a["body"]["attempts"]) for a in alerts] == [("Email", 2),
+                                                                            ("Sms", 2)]
     assert list(listener.events["type"]) == ["Help"]
 
 
@@ -874,7 +739,8 @@ def test_served_sandbox_takes_every_account_callback_setting_from_the_cli(
     ],
     ids=["timeout", "total-timeout", "retries", "action", "method", "url", "secret"],
 )
-def test_cli_refuses_bad_callback_settings_naming_the_option(args: list[str], message: str) -> None:
+def test_cli_refuses_bad_callback_settings_naming_the_option(args: list[str],
+                                                              message: str) -> None:
     url = [] if args[0] == "--callback-url" else ["--callback-url", "http://127.0.0.1:9/cb"]
     result = CliRunner().invoke(app, ["sandbox", "serve", "--port", "0", *url, *args])
     assert result.exit_code == 2
@@ -882,32 +748,25 @@ def test_cli_refuses_bad_callback_settings_naming_the_option(args: list[str], me
 
 
 def test_cli_callback_settings_without_a_url_are_refused() -> None:
-    result = CliRunner().invoke(
-        app,
-        ["sandbox", "serve", "--port", "0", "--callback-retries", "1", "--callback-action", "Sms"],
-    )
+    result = CliRunner().invoke(app, ["sandbox", "serve", "--port", "0",
+                                      "--callback-retries", "1", "--callback-action", "Sms"])
     assert result.exit_code == 2
     assert "--callback-retries, --callback-action: needs --callback-url" in result.output
 
 
-def test_served_sandbox_signs_with_the_cli_secret(
-    listener: Listener, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_served_sandbox_signs_with_the_cli_secret(listener: Listener,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
     with listen(secret="from-the-cli") as signed:
-        with serve_sandbox(
-            "--callback-url", signed.url, "--callback-secret", "from-the-cli"
-        ) as served:
+        with serve_sandbox("--callback-url", signed.url, "--callback-secret",
+                           "from-the-cli") as served:
             auth = {"Authorization": f"Basic {served.token}"}
-            with httpx.Client(
-                base_url=served.base_url, headers=auth, trust_env=False, timeout=WAIT
-            ) as http:
+            with httpx.Client(base_url=served.base_url, headers=auth, trust_env=False,
+                              timeout=WAIT) as http:
                 assert http.get("/_sandbox/callback").json()["Secret"] == "********"
                 http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "HELP"})
                 http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT})
-                assert [
-                    a["status"]
-                    for a in http.get("/_sandbox/journal", params={"kind": "callback"}).json()
-                ] == [200]
+                assert [a["status"] for a in http.get(
+                    "/_sandbox/journal", params={"kind": "callback"}).json()] == [200]
         assert list(signed.events["type"]) == ["Help"]
     # The environment variable `surveykit listen` reads works too, and without a callback
     # URL it is not an error (there is nothing to sign).
@@ -915,17 +774,15 @@ def test_served_sandbox_signs_with_the_cli_secret(
     with listen(secret="from-the-env") as signed:
         with serve_sandbox("--callback-url", signed.url) as served:
             auth = {"Authorization": f"Basic {served.token}"}
-            with httpx.Client(
-                base_url=served.base_url, headers=auth, trust_env=False, timeout=WAIT
-            ) as http:
+            with httpx.Client(base_url=served.base_url, headers=auth, trust_env=False,
+                              timeout=WAIT) as http:
                 http.post("/_sandbox/simulate/reply", json={"from": MOBILE, "text": "INFO"})
                 http.post("/_sandbox/deliveries/wait", json={"timeout": WAIT})
         assert list(signed.events["type"]) == ["Info"]
     with serve_sandbox() as served:
         auth = {"Authorization": f"Basic {served.token}"}
-        shown = httpx.get(
-            served.base_url + "/_sandbox/callback", headers=auth, trust_env=False, timeout=WAIT
-        )
+        shown = httpx.get(served.base_url + "/_sandbox/callback", headers=auth,
+                          trust_env=False, timeout=WAIT)
         assert shown.json() is None
 
 
@@ -936,11 +793,8 @@ def test_close_stops_the_delivery_thread(listener: Listener) -> None:
         assert sandbox.set_account_callback(listener.url, action="sms") is not None
         sandbox.simulate_reply(MOBILE, "HELP")
         sandbox.wait_for_deliveries(WAIT)
-        (worker,) = [
-            t
-            for t in set(threading.enumerate()) - before
-            if t.name == "surveykit-sandbox-callbacks"
-        ]
+        (worker,) = [t for t in set(threading.enumerate()) - before
+                     if t.name == "surveykit-sandbox-callbacks"]
         assert worker.is_alive()
     finally:
         sandbox.close()
@@ -951,17 +805,12 @@ def test_close_stops_the_delivery_thread(listener: Listener) -> None:
 
 @pytest.mark.parametrize(
     ("settings", "match"),
-    [
-        ({"action": "Pigeon"}, "Action"),
-        ({"method": "PUT"}, "Method"),
-        ({"retries": -1}, "Retries"),
-        ({"timeout_ms": 0}, "Timeout"),
-    ],
+    [({"action": "Pigeon"}, "Action"), ({"method": "PUT"}, "Method"),
+     ({"retries": -1}, "Retries"), ({"timeout_ms": 0}, "Timeout")],
     ids=["action", "method", "retries", "timeout"],
 )
-def test_bad_account_callback_settings_are_refused(
-    sandbox: Sandbox, settings: dict[str, Any], match: str
-) -> None:
+def test_bad_account_callback_settings_are_refused(sandbox: Sandbox, settings: dict[str, Any],
+                                                   match: str) -> None:
     with pytest.raises(ValueError, match=match):
         sandbox.set_account_callback("http://127.0.0.1:9/cb", **settings)
     with pytest.raises(ValueError, match="Url"):

@@ -20,7 +20,9 @@ def test_every_sample_survey_has_a_codebook_its_results_fit(client: sk.Client) -
         cb = client.embedded.codebook(reference)  # type: ignore[union-attr]
         survey = client.embedded.state.find_survey(reference)  # type: ignore[union-attr]
         assert survey is not None
-        assert [(q.key, q.text) for q in cb.values()] == [(q.key, q.text) for q in survey.questions]
+        assert [(q.key, q.text) for q in cb.values()] == [
+            (q.key, q.text) for q in survey.questions
+        ]
         for question in survey.questions:
             if question.kind == "choice":
                 assert list(cb[question.key].labels) == question.choices
@@ -31,17 +33,13 @@ def test_every_sample_survey_has_a_codebook_its_results_fit(client: sk.Client) -
 def test_rating_labels_follow_the_wording(sandbox: sk.Sandbox) -> None:
     csat = sandbox.codebook("CSAT-SMS-2026")["Q1"]
     assert (csat.kind, csat.min, csat.max) == ("rating", 1, 5)
-    assert list(csat.labels.values()) == [
-        "Very unhappy",
-        "Unhappy",
-        "Neither happy nor unhappy",
-        "Happy",
-        "Very happy",
-    ]
+    assert list(csat.labels.values()) == ["Very unhappy", "Unhappy", "Neither happy nor unhappy",
+                                          "Happy", "Very happy"]
     event = sandbox.codebook("evt-ddlis-2026")  # letter case ignored, as the platform does
     assert list(event["Q1"].labels.values())[::4] == ["Poor", "Excellent"]
     nps = sandbox.codebook("NPS-WA-Q1-2026")["Q1"]
-    assert nps.kind == "nps" and nps.labels == {"0": "Not at all likely", "10": "Extremely likely"}
+    assert nps.kind == "nps" and nps.labels == {"0": "Not at all likely",
+                                                "10": "Extremely likely"}
     assert sandbox.codebook("CSAT-SMS-2026")["Q3"].missing["N/A"] == "No answer (typed 'N/A')"
 
 
@@ -54,9 +52,8 @@ def test_simulated_answers_fit_the_codebook(sandbox: sk.Sandbox, client: sk.Clie
 
 
 @pytest.mark.parametrize("nasty", [False, True], ids=["plain", "nasty"])
-def test_generated_surveys_have_codebooks(
-    sandbox: sk.Sandbox, client: sk.Client, nasty: bool
-) -> None:
+def test_generated_surveys_have_codebooks(sandbox: sk.Sandbox, client: sk.Client,
+                                          nasty: bool) -> None:
     sandbox.add_generated_survey("GEN-CB", 3000, questions=8, nasty=nasty)
     cb = sandbox.codebook("GEN-CB")
     assert [q.kind for q in cb.values()] == ["nps", "choice", "multi", "text"] * 2
@@ -79,9 +76,8 @@ def test_unknown_reference(sandbox: sk.Sandbox) -> None:
 
 
 def get(served: ServedSandbox, path: str) -> httpx.Response:
-    return httpx.get(
-        served.base_url + path, timeout=30, headers={"Authorization": f"Basic {served.token}"}
-    )
+    return httpx.get(served.base_url + path, timeout=30,
+                     headers={"Authorization": f"Basic {served.token}"})
 
 
 def test_served_codebook_route(served: ServedSandbox) -> None:

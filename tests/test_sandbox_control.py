@@ -35,18 +35,16 @@ def until(condition: Callable[[], bool], timeout: float = WAIT) -> bool:
 
 
 def send(client: Client, destination: str = MOBILE, **options: object) -> str | None:
-    return client.messages.send(
-        destination=destination, source=SOURCE, message="Hi", reply=True, **options
-    ).message_id
+    return client.messages.send(destination=destination, source=SOURCE, message="Hi",
+                                reply=True, **options).message_id
 
 
 # ------------------------------------------------------------------ faults
 
 
 @pytest.mark.parametrize("status", [429, 500, 503])
-def test_status_fault_answers_without_processing(
-    client: Client, sandbox: Sandbox, status: int
-) -> None:
+def test_status_fault_answers_without_processing(client: Client, sandbox: Sandbox,
+                                                 status: int) -> None:
     sandbox.inject_fault("/v3.2/Message", method="POST", status=status)
     with pytest.raises(sk.APIStatusError) as info:
         send(client)
@@ -104,16 +102,15 @@ def test_drop_before_processing_is_retried_and_sent_once(sandbox: Sandbox) -> No
     with Client.sandbox(sandbox, retry=RetryPolicy(max_retries=1, backoff_base=0.0)) as c:
         assert send(c)
     assert [e.fault for e in sandbox.journal("request", path="/v3.2/Message")] == [
-        "drop-before",
-        None,
-    ]
+        "drop-before", None]
     assert len(sandbox.messages()) == 1
 
 
 async def test_drop_after_with_the_async_client(aclient: AsyncClient, sandbox: Sandbox) -> None:
     sandbox.inject_fault("/v3.2/Message", drop="after")
     with pytest.raises(sk.OutcomeUnknownError):
-        await aclient.messages.send(destination=MOBILE, source=SOURCE, message="Hi", reply=False)
+        await aclient.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                                    reply=False)
     assert len(sandbox.messages()) == 1
 
 
@@ -123,7 +120,8 @@ def test_clear_faults(client: Client, sandbox: Sandbox) -> None:
     assert client.webhooks.list()
 
 
-@pytest.mark.parametrize("settings", [{"drop": "sideways"}, {"status": 200}, {"rate": 2.0}, {}])
+@pytest.mark.parametrize("settings", [{"drop": "sideways"}, {"status": 200}, {"rate": 2.0},
+                                      {}])
 def test_bad_fault_settings_are_refused(sandbox: Sandbox, settings: dict[str, object]) -> None:
     with pytest.raises(ValueError, match=r"drop|status|rate|needs"):
         sandbox.inject_fault("*", **settings)  # type: ignore[arg-type]
@@ -140,20 +138,14 @@ def test_clock_starts_at_the_documented_time_and_only_moves_when_told(sandbox: S
         sandbox.advance(-1)
 
 
-def test_scheduled_and_expiring_messages_happen_in_time_order(
-    client: Client, sandbox: Sandbox
-) -> None:
+def test_scheduled_and_expiring_messages_happen_in_time_order(client: Client,
+                                                               sandbox: Sandbox) -> None:
     late = send(client, when=sandbox.now() + timedelta(minutes=10))
     early = send(client, timeout=5)
     sandbox.advance(timedelta(hours=1))
     order = [(e.status, e.message_id) for e in sandbox.events("Receipt")]
-    assert order == [
-        ("Sent", early),
-        ("Delivered", early),
-        ("Expired", early),
-        ("Sent", late),
-        ("Delivered", late),
-    ]
+    assert order == [("Sent", early), ("Delivered", early), ("Expired", early),
+                     ("Sent", late), ("Delivered", late)]
     times = [e.timestamp for e in sandbox.events("Receipt")]
     assert times == sorted(times)
 
@@ -166,22 +158,12 @@ def test_realtime_requests_send_what_fell_due_without_advance() -> None:
     # The app on a bare state: no Sandbox, so no ticker thread; only requests move things.
     state = SandboxState(realtime=True)
     token = next(user.token for user in state.users.values() if user.name == "admin")
-    with httpx.Client(
-        transport=ASGIPortalTransport(SandboxApp(state)),
-        base_url=IN_PROCESS_URL,
-        headers={"Authorization": f"Basic {token}"},
-    ) as raw:
+    with httpx.Client(transport=ASGIPortalTransport(SandboxApp(state)), base_url=IN_PROCESS_URL,
+                      headers={"Authorization": f"Basic {token}"}) as raw:
         when = state.now() + timedelta(seconds=0.2)
-        sent = raw.post(
-            "/v3.2/Message",
-            json={
-                "destination": MOBILE,
-                "source": SOURCE,
-                "message": "Hi",
-                "reply": False,
-                "when": when.isoformat(),
-            },
-        )
+        sent = raw.post("/v3.2/Message", json={"destination": MOBILE, "source": SOURCE,
+                                               "message": "Hi", "reply": False,
+                                               "when": when.isoformat()})
         message = state.messages[sent.json()["MessageID"]]
         assert message.status == "Scheduled"
         assert until(lambda: state.now() > when)
@@ -204,7 +186,8 @@ def test_realtime_reads_close_reply_windows_when_they_pass() -> None:
 
         assert until(expired)
         expiry = next(e for e in box.events("Receipt") if e.status == "Expired")
-        assert (expiry.message_id, expiry.timestamp) == (message_id, sent_at + timedelta(minutes=1))
+        assert (expiry.message_id, expiry.timestamp) == (message_id, sent_at
+                                                         + timedelta(minutes=1))
         assert not box.messages()[0].open_for_reply
 
 
@@ -213,14 +196,11 @@ def test_realtime_sends_what_falls_due_with_nobody_calling_in() -> None:
     with listen() as listener, Sandbox(realtime=True) as box, Client.sandbox(box) as c:
         box.set_account_callback(listener.url)
         when = box.now() + timedelta(seconds=0.2)
-        message_id = c.messages.send(
-            destination=MOBILE, source=SOURCE, message="Hi", reply=False, when=when
-        ).message_id
+        message_id = c.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                                     reply=False, when=when).message_id
         events = listener.wait_for(2, timeout=WAIT)  # no call to the sandbox meanwhile
         assert list(zip(events["status"], events["message_id"], strict=True)) == [
-            ("Sent", message_id),
-            ("Delivered", message_id),
-        ]
+            ("Sent", message_id), ("Delivered", message_id)]
         assert box.messages()[0].sent_at == when
 
 
@@ -239,16 +219,9 @@ def test_stop_then_a_send_to_that_number_is_blocked(client: Client, sandbox: San
     assert send(client)
 
 
-@pytest.mark.parametrize(
-    ("text", "kind"),
-    [
-        ("HELP", "Help"),
-        ("info?", "Info"),
-        ("nps 9", "Keyword"),
-        ("winter", "Message"),
-        ("Loved it", "Message"),
-    ],
-)
+@pytest.mark.parametrize(("text", "kind"), [("HELP", "Help"), ("info?", "Info"),
+                                            ("nps 9", "Keyword"), ("winter", "Message"),
+                                            ("Loved it", "Message")])
 def test_inbound_classification(sandbox: Sandbox, text: str, kind: str) -> None:
     # WINTER's finishDate has passed: it no longer matches, so it is free text.
     assert sandbox.simulate_reply(MOBILE, text, to=SOURCE).type == kind
@@ -261,25 +234,22 @@ def test_keyword_reply_sends_the_keywords_response(sandbox: Sandbox) -> None:
     assert auto.text.startswith("Thanks for getting in touch!")
 
 
-def test_free_text_reply_is_a_message_event_and_a_survey_answer(
-    client: Client, sandbox: Sandbox
-) -> None:
+def test_free_text_reply_is_a_message_event_and_a_survey_answer(client: Client,
+                                                               sandbox: Sandbox) -> None:
     # Oliver Patel (447700900129) was invited to CSAT-SMS-2026 but has not answered.
     message_id = send(client, destination="447700900129", survey_id=4101)
     event = sandbox.simulate_reply("447700900129", " 4 ")
     assert (event.type, event.message_id, event.destination) == ("Message", message_id, SOURCE)
     payload = CallbackPayload.model_validate(event.payload())
     assert payload.inbound and payload.wants_reply and payload.source == "447700900129"
-    respondent = next(
-        r for r in sandbox.state.respondents.values() if r.mobile_number == "447700900129"
-    )
+    respondent = next(r for r in sandbox.state.respondents.values()
+                      if r.mobile_number == "447700900129")
     assert respondent.answers == {"Q1": "4"} and respondent.started == sandbox.now()
 
 
 def test_simulate_answers_completes_a_respondent(sandbox: Sandbox) -> None:
-    respondent_id = sandbox.simulate_answers(
-        "NPS-WA-Q1-2026", "12025550178", {"Q1": "9", "Q2": "Great app", "Q3": "Yes"}
-    )
+    respondent_id = sandbox.simulate_answers("NPS-WA-Q1-2026", "12025550178",
+                                             {"Q1": "9", "Q2": "Great app", "Q3": "Yes"})
     respondent = sandbox.state.respondents[respondent_id]
     assert respondent.completed == sandbox.now()
     generated = sandbox.simulate_answers("NPS-WA-Q1-2026")
@@ -311,9 +281,7 @@ def test_journal_records_requests_without_the_token(client: Client, sandbox: San
     client.webhooks.list()
     requests = sandbox.journal("request")
     assert [(e.method, e.path, e.status, e.user) for e in requests] == [
-        ("POST", "/v3.2/Message", 200, "admin"),
-        ("GET", "/v3.2/Webhook", 200, "admin"),
-    ]
+        ("POST", "/v3.2/Message", 200, "admin"), ("GET", "/v3.2/Webhook", 200, "admin")]
     assert requests[0].body["destination"] == MOBILE
     frame = sandbox.journal_frame()
     assert list(frame["kind"]) == ["request", "message", "request"]
@@ -337,11 +305,8 @@ def test_same_seed_same_calls_same_answers() -> None:
     def run() -> list[object]:
         box = Sandbox(seed=42)
         with Client.sandbox(box) as c:
-            out: list[object] = [
-                send(c),
-                c.tinyurl.register("https://example.org/a"),
-                c.messages.lookup("447700900123").message_id,
-            ]
+            out: list[object] = [send(c), c.tinyurl.register("https://example.org/a"),
+                                 c.messages.lookup("447700900123").message_id]
         out.append(box.state.respondents[box.simulate_answers("EVT-DDLIS-2026")].answers)
         return out
 
@@ -357,9 +322,8 @@ def test_sqlite_state_survives_a_new_sandbox(tmp_path: Path) -> None:
         message_id = send(c)
         c.keywords.create("Persist", response="kept")
         link = c.tinyurl.register("https://example.org/kept")
-        c.data.import_records(
-            "CSAT-SMS-2026", [{"firstName": "Kept", "mobileNumber": "447700900180"}]
-        )
+        c.data.import_records("CSAT-SMS-2026", [{"firstName": "Kept",
+                                                 "mobileNumber": "447700900180"}])
         first.simulate_reply("447700900181", "STOP", to=SOURCE)
         first.simulate_answers("CSAT-SMS-2026", "447700900129", {"Q1": "5"})
         first.advance(600)
@@ -381,14 +345,14 @@ def test_sqlite_state_survives_a_new_sandbox(tmp_path: Path) -> None:
 def test_control_api_needs_the_admin_token(sandbox: Sandbox) -> None:
     from surveykit.client import ASGIPortalTransport
 
-    with httpx.Client(transport=ASGIPortalTransport(sandbox.app), base_url=sandbox.base_url) as raw:
+    with httpx.Client(transport=ASGIPortalTransport(sandbox.app),
+                      base_url=sandbox.base_url) as raw:
         assert raw.get("/_sandbox/clock").status_code == 401
         restricted = {"Authorization": f"Basic {sandbox.restricted_token}"}
         assert raw.get("/_sandbox/clock", headers=restricted).status_code == 403
         admin = {"Authorization": f"Basic {sandbox.admin_token}"}
         assert raw.get("/_sandbox/clock", headers=admin).json() == {
-            "now": "2026-03-02T09:00:00+00:00"
-        }
+            "now": "2026-03-02T09:00:00+00:00"}
         bad = raw.post("/_sandbox/faults", json={"drop": "sideways"}, headers=admin)
         assert bad.status_code == 400
 

@@ -34,9 +34,8 @@ def served() -> Iterator[ServedSandbox]:
 @pytest.fixture
 def http(served: ServedSandbox) -> Iterator[httpx.Client]:
     headers = {"Authorization": f"Basic {served.token}"}
-    with httpx.Client(
-        base_url=served.base_url, headers=headers, trust_env=False, timeout=60
-    ) as client:
+    with httpx.Client(base_url=served.base_url, headers=headers, trust_env=False,
+                      timeout=60) as client:
         assert client.post("/_sandbox/reset").status_code == 200
         yield client
 
@@ -51,10 +50,8 @@ def journal(http: httpx.Client, kind: str) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ booleans are booleans
 
 
-@pytest.mark.parametrize(
-    ("field", "value"),
-    [("reply", "true"), ("reply", 1), ("test", "yes"), ("lookup", "false"), ("test", 0)],
-)
+@pytest.mark.parametrize(("field", "value"), [
+    ("reply", "true"), ("reply", 1), ("test", "yes"), ("lookup", "false"), ("test", 0)])
 def test_a_message_boolean_written_otherwise_is_a_400(
     http: httpx.Client, field: str, value: Any
 ) -> None:
@@ -67,9 +64,8 @@ def test_a_message_boolean_written_otherwise_is_a_400(
 
 
 def test_only_integers_may_be_strings_on_a_message(http: httpx.Client) -> None:
-    answer = http.post(
-        "/v3.2/Message", json={**MESSAGE, "surveyId": "4101", "timeout": "60", "type": "0"}
-    )
+    answer = http.post("/v3.2/Message",
+                       json={**MESSAGE, "surveyId": "4101", "timeout": "60", "type": "0"})
     assert answer.status_code == 200 and answer.json()["MessageID"].startswith("MS")
     assert len(journal(http, "message")) == 1
 
@@ -86,10 +82,8 @@ def test_email_test_yes_is_a_400_and_nothing_is_treated_as_a_test(http: httpx.Cl
 
 
 def test_a_short_link_and_results_boolean_written_as_text_is_a_400(http: httpx.Client) -> None:
-    answer = http.post(
-        "/v3.2/TinyUrl/RegisterList",
-        json={"urls": [{"fullUrl": "https://example.org", "reuse": "no"}]},
-    )
+    answer = http.post("/v3.2/TinyUrl/RegisterList",
+                       json={"urls": [{"fullUrl": "https://example.org", "reuse": "no"}]})
     assert answer.status_code == 400 and list(answer.json()["errors"]) == ["urls[0].reuse"]
 
 
@@ -109,9 +103,8 @@ def test_email_metadata_as_an_object_is_the_metadata_problem(http: httpx.Client)
 # ------------------------------------------------------------------ one recipient
 
 
-@pytest.mark.parametrize(
-    "to", ["Ana Silva <ana@example.org>", '"Silva, Ana" <ana@example.org>', "ana@example.org"]
-)
+@pytest.mark.parametrize("to", [
+    "Ana Silva <ana@example.org>", '"Silva, Ana" <ana@example.org>', "ana@example.org"])
 def test_one_recipient_with_a_display_name_is_one_recipient(http: httpx.Client, to: str) -> None:
     answer = http.post("/v3.2/Message/SendEmail", json={**EMAIL, "To": to})
     assert answer.status_code == 200, answer.text
@@ -119,15 +112,9 @@ def test_one_recipient_with_a_display_name_is_one_recipient(http: httpx.Client, 
     assert entry["destination"] == to and entry["message_id"] == answer.json()["MessageID"]
 
 
-@pytest.mark.parametrize(
-    "to",
-    [
-        "ana@example.org, bo@example.org",
-        "ana@example.org;bo@example.org",
-        "Ana <ana@example.org>; Bo <bo@example.org>",
-        "ana@example.org bo@example.org",
-    ],
-)
+@pytest.mark.parametrize("to", [
+    "ana@example.org, bo@example.org", "ana@example.org;bo@example.org",
+    "Ana <ana@example.org>; Bo <bo@example.org>", "ana@example.org bo@example.org"])
 def test_several_recipients_are_refused(http: httpx.Client, to: str) -> None:
     answer = http.post("/v3.2/Message/SendEmail", json={**EMAIL, "To": to})
     assert answer.status_code == 400
@@ -137,17 +124,12 @@ def test_several_recipients_are_refused(http: httpx.Client, to: str) -> None:
 
 def test_the_client_sends_a_display_name_recipient(served: ServedSandbox) -> None:
     with sk.Client(served.base_url, served.token) as client:
-        sent = client.messages.send_email(
-            to="Ana Silva <ana@example.org>", from_="surveys", subject="S", content="<p>C</p>"
-        )
+        sent = client.messages.send_email(to="Ana Silva <ana@example.org>", from_="surveys",
+                                          subject="S", content="<p>C</p>")
         assert sent.created
         with pytest.raises(ValueError, match="one recipient per request"):
-            client.messages.send_email(
-                to="ana@example.org; bo@example.org",
-                from_="surveys",
-                subject="S",
-                content="<p>C</p>",
-            )
+            client.messages.send_email(to="ana@example.org; bo@example.org", from_="surveys",
+                                       subject="S", content="<p>C</p>")
 
 
 # ------------------------------------------------------------------ keyword answers
@@ -176,15 +158,13 @@ def test_a_keyword_with_a_callback_sends_only_the_receivers_answer(http: httpx.C
         assert http.post("/_sandbox/callback", json={"Url": listener.url}).status_code == 200
         sent = _keyword_round(http)
     assert [(m["user"], m["destination"], m["text"]) for m in sent] == [
-        ("callback", MOBILE, "Thanks (receiver)")
-    ]
+        ("callback", MOBILE, "Thanks (receiver)")]
 
 
 def test_a_keyword_without_a_callback_sends_its_response(http: httpx.Client) -> None:
     sent = _keyword_round(http)
     assert [(m["user"], m["destination"], m["source"], m["text"]) for m in sent] == [
-        ("keyword", MOBILE, SOURCE, "Thanks (kw)")
-    ]
+        ("keyword", MOBILE, SOURCE, "Thanks (kw)")]
 
 
 # ------------------------------------------------------------------ import
@@ -194,14 +174,14 @@ def test_an_unknown_import_column_keeps_the_record_and_names_the_column(
     http: httpx.Client,
 ) -> None:
     record = {"firstName": "Mei", "mobileNumber": "447700900150", "shoeSize": "42"}
-    answer = http.post("/v3.2/Data/Import", json={"reference": "CSAT-SMS-2026", "list": [record]})
+    answer = http.post("/v3.2/Data/Import", json={"reference": "CSAT-SMS-2026",
+                                                  "list": [record]})
     assert answer.status_code == 200
     (item,) = answer.json()
     assert item["status"] == "Success" and item["mobileNumber"] == "447700900150"
     assert item["message"].startswith("Added; not imported: shoeSize (")
-    results = http.post(
-        "/v3.2/Survey/GetResults", json={"surveyReference": "CSAT-SMS-2026", "format": "JSON"}
-    )
+    results = http.post("/v3.2/Survey/GetResults",
+                        json={"surveyReference": "CSAT-SMS-2026", "format": "JSON"})
     rows = sk.read_results(results.content, format="JSON")
     assert "447700900150" in set(rows["mobileNumber"].astype(str))
     assert "shoeSize" not in rows.columns
@@ -209,7 +189,8 @@ def test_an_unknown_import_column_keeps_the_record_and_names_the_column(
 
 def test_an_unknown_column_beside_a_problem_is_named_too(http: httpx.Client) -> None:
     record = {"firstName": "Bad", "mobileNumber": "07700", "shoeSize": "42"}
-    answer = http.post("/v3.2/Data/Import", json={"reference": "CSAT-SMS-2026", "list": [record]})
+    answer = http.post("/v3.2/Data/Import", json={"reference": "CSAT-SMS-2026",
+                                                  "list": [record]})
     (item,) = answer.json()
     assert item["status"] == "Error"
     assert "mobileNumber" in item["message"] and "not imported: shoeSize" in item["message"]
@@ -223,17 +204,11 @@ def test_a_failed_lookup_is_a_400_with_its_lookup_response(
 ) -> None:
     answer = http.get("/v3.2/Message/Lookup/447700900902")
     assert answer.status_code == 400
-    assert answer.json() == {
-        "messageID": "Unknown",
-        "status": "Error",
-        "carrier": "Unknown",
-        "reachable": False,
-        "numberType": "Unknown",
-    }
-    with (
-        sk.Client(served.base_url, served.token) as client,
-        pytest.raises(sk.LookupFailedError) as caught,
-    ):
+    assert answer.json() == {"messageID": "Unknown", "status": "Error", "carrier": "Unknown",
+                             "reachable": False, "numberType": "Unknown"}
+    with sk.Client(served.base_url, served.token) as client, pytest.raises(
+        sk.LookupFailedError
+    ) as caught:
         client.messages.lookup("447700900902")
     looked = caught.value.lookup_response
     assert (looked.status, looked.reachable, looked.message_id) == ("Error", False, "Unknown")
@@ -243,20 +218,15 @@ def test_a_failed_lookup_is_a_400_with_its_lookup_response(
 def test_results_header_as_text_is_a_400_in_json_and_a_boolean_in_xml(
     http: httpx.Client,
 ) -> None:
-    answer = http.post(
-        "/v3.2/Survey/GetResults",
-        json={"surveyReference": "CSAT-SMS-2026", "format": "CSV", "header": "false"},
-    )
+    answer = http.post("/v3.2/Survey/GetResults",
+                       json={"surveyReference": "CSAT-SMS-2026", "format": "CSV",
+                             "header": "false"})
     assert answer.status_code == 400 and list(answer.json()["errors"]) == ["header"]
-    xml = (
-        "<ResultsRequestModel><surveyReference>CSAT-SMS-2026</surveyReference>"
-        "<format>CSV</format><header>false</header></ResultsRequestModel>"
-    )
-    answer = http.post(
-        "/v3.2/Survey/GetResults", content=xml, headers={"Content-Type": "application/xml"}
-    )
+    xml = ("<ResultsRequestModel><surveyReference>CSAT-SMS-2026</surveyReference>"
+           "<format>CSV</format><header>false</header></ResultsRequestModel>")
+    answer = http.post("/v3.2/Survey/GetResults", content=xml,
+                       headers={"Content-Type": "application/xml"})
     assert answer.status_code == 200
-    with_header = http.post(
-        "/v3.2/Survey/GetResults", json={"surveyReference": "CSAT-SMS-2026", "format": "CSV"}
-    )
+    with_header = http.post("/v3.2/Survey/GetResults",
+                            json={"surveyReference": "CSAT-SMS-2026", "format": "CSV"})
     assert with_header.text.splitlines()[1:] == answer.text.splitlines()

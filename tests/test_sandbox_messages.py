@@ -17,13 +17,8 @@ LANDLINE = "442079460123"
 
 
 def send(client: Client, **options: object) -> SendResponse:
-    fields = {
-        "destination": MOBILE,
-        "source": SOURCE,
-        "message": "How did we do?",
-        "reply": True,
-        **options,
-    }
+    fields = {"destination": MOBILE, "source": SOURCE, "message": "How did we do?",
+              "reply": True, **options}
     return client.messages.send(**fields)
 
 
@@ -57,9 +52,8 @@ def test_message_ids_are_deterministic_per_seed() -> None:
         pytest.param({"destination": "4470"}, "destination", id="impossible-number"),
         pytest.param({"destination": "999123456789"}, "destination", id="no-country-code"),
         pytest.param({"destination": SOURCE}, "destination", id="same-as-source"),
-        pytest.param(
-            {"type": 1, "source": "Brightwtr", "reply": False}, "source", id="branded-on-whatsapp"
-        ),
+        pytest.param({"type": 1, "source": "Brightwtr", "reply": False}, "source",
+                     id="branded-on-whatsapp"),
         pytest.param({"message": "x" * 1600}, "message", id="sms-too-long"),
     ],
 )
@@ -88,13 +82,8 @@ def test_raw_rules_the_client_would_refuse_are_400(sandbox: Sandbox) -> None:
         transport = c._http._transport
         with httpx.Client(transport=transport, base_url=sandbox.base_url) as raw:
             for name, change in cases.items():
-                body = {
-                    "source": SOURCE,
-                    "destination": MOBILE,
-                    "message": "Hi",
-                    "reply": True,
-                    **change,
-                }
+                body = {"source": SOURCE, "destination": MOBILE, "message": "Hi", "reply": True,
+                        **change}
                 response = raw.post("/v3.2/Message", json=body, headers=headers)
                 assert response.status_code == 400, name
                 assert response.json()["errors"], name
@@ -106,11 +95,7 @@ def test_landline_with_lookup_is_refused_without_a_callback(client: Client) -> N
         send(client, destination=LANDLINE, lookup=True)
     rejected = info.value.send_response
     assert (rejected.message_id, rejected.status, rejected.reachable, rejected.number_type) == (
-        "Unknown",
-        "Reachable",
-        True,
-        "Landline",
-    )
+        "Unknown", "Reachable", True, "Landline")
 
 
 def test_landline_with_an_account_callback_is_200_and_a_lookup_event(
@@ -139,11 +124,8 @@ def test_blocked_and_stop_listed_numbers_are_refused(
     with pytest.raises(sk.SendRejectedError) as info:
         send(client, destination=number)
     rejected = info.value.send_response
-    assert (rejected.message_id, rejected.status, rejected.reachable) == (
-        "Unknown",
-        "Blocked",
-        False,
-    )
+    assert (rejected.message_id, rejected.status, rejected.reachable) == ("Unknown", "Blocked",
+                                                                          False)
     assert sandbox.messages() == []
 
 
@@ -204,7 +186,9 @@ def test_window_open_now_sends_immediately(client: Client, sandbox: Sandbox) -> 
     assert sandbox.messages()[0].status == "Delivered"
 
 
-def test_reply_timeout_expires_when_the_clock_passes_it(client: Client, sandbox: Sandbox) -> None:
+def test_reply_timeout_expires_when_the_clock_passes_it(
+    client: Client, sandbox: Sandbox
+) -> None:
     answer = send(client, timeout=30)
     sandbox.advance(timedelta(minutes=31))
     (expired,) = [e for e in sandbox.events("Receipt") if e.status == "Expired"]
@@ -217,13 +201,8 @@ def test_reply_timeout_expires_when_the_clock_passes_it(client: Client, sandbox:
 
 
 def email(client: Client, **options: object) -> SendResponse:
-    fields = {
-        "to": "ana.souza@example.org",
-        "from_": "surveys",
-        "subject": "Your feedback",
-        "content": "<p>Tell us how we did</p>",
-        **options,
-    }
+    fields = {"to": "ana.souza@example.org", "from_": "surveys", "subject": "Your feedback",
+              "content": "<p>Tell us how we did</p>", **options}
     return client.messages.send_email(**fields)
 
 
@@ -254,9 +233,7 @@ def test_email_when_holds_it_until_the_clock_reaches_it(client: Client, sandbox:
     assert (message.status, message.sent_at) == ("Delivered", later)
     receipts = sandbox.events("Receipt")
     assert [(e.status, e.message_id, e.timestamp) for e in receipts] == [
-        ("Sent", answer.message_id, later),
-        ("Delivered", answer.message_id, later),
-    ]
+        ("Sent", answer.message_id, later), ("Delivered", answer.message_id, later)]
 
 
 def test_email_test_mode_creates_nothing(client: Client, sandbox: Sandbox) -> None:
@@ -278,12 +255,7 @@ def test_email_stop_list_is_400_blocked(client: Client) -> None:
         email(client, to="Opted.Out@example.net")
     sent = info.value.send_response
     assert (sent.message_id, sent.status, sent.carrier, sent.reachable, sent.number_type) == (
-        "Unknown",
-        "Blocked",
-        "Unknown",
-        False,
-        "Unknown",
-    )
+        "Unknown", "Blocked", "Unknown", False, "Unknown")
 
 
 def test_email_unknown_route_is_a_text_error(client: Client) -> None:
@@ -316,7 +288,8 @@ def test_email_invalid_callback_block_is_ignored(sandbox: Sandbox) -> None:
 def test_email_valid_callback_is_kept_for_its_events(client: Client, sandbox: Sandbox) -> None:
     email(client, callback={"url": "https://hooks.example.org/mail", "timeout": 5000})
     receipts = sandbox.events("Receipt")
-    assert receipts and all(e.callback_urls == ["https://hooks.example.org/mail"] for e in receipts)
+    assert receipts and all(e.callback_urls == ["https://hooks.example.org/mail"]
+                            for e in receipts)
 
 
 def test_email_field_names_in_any_case_but_metadata_exact(sandbox: Sandbox) -> None:
@@ -340,24 +313,15 @@ def _transport(sandbox: Sandbox) -> object:
 def _raw_email(sandbox: Sandbox, extra: dict[str, object], lower: bool = False) -> object:
     import httpx
 
-    body: dict[str, object] = {
-        "To": "ana@example.org",
-        "From": "surveys",
-        "Subject": "Hi",
-        "Content": "<p>Hello</p>",
-    }
+    body: dict[str, object] = {"To": "ana@example.org", "From": "surveys", "Subject": "Hi",
+                               "Content": "<p>Hello</p>"}
     if lower:
         body = {k.lower(): v for k, v in body.items()}
     body.update(extra)
-    with (
-        Client.sandbox(sandbox) as c,
-        httpx.Client(transport=c._http._transport, base_url=sandbox.base_url) as raw,
-    ):
-        response = raw.post(
-            "/v3.2/Message/SendEmail",
-            json=body,
-            headers={"Authorization": f"Basic {sandbox.admin_token}"},
-        )
+    with Client.sandbox(sandbox) as c, httpx.Client(transport=c._http._transport,
+                                                    base_url=sandbox.base_url) as raw:
+        response = raw.post("/v3.2/Message/SendEmail", json=body,
+                            headers={"Authorization": f"Basic {sandbox.admin_token}"})
         response.read()
         return response
 
@@ -382,7 +346,8 @@ def test_lookup_outcomes_are_deterministic(
     client: Client, number: str, number_type: str, carrier: str, reachable: bool
 ) -> None:
     found = client.messages.lookup(number)
-    assert (found.number_type, found.carrier, found.reachable) == (number_type, carrier, reachable)
+    assert (found.number_type, found.carrier, found.reachable) == (number_type, carrier,
+                                                                   reachable)
     assert found.status == "Success" and found.message_id and found.message_id.startswith("MS")
 
 
@@ -406,14 +371,12 @@ def test_magic_numbers_are_documented() -> None:
 async def test_async_client_sends_and_is_refused_the_same(
     aclient: AsyncClient, sandbox: Sandbox
 ) -> None:
-    answer = await aclient.messages.send(
-        destination=MOBILE, source=SOURCE, message="Hi", reply=False
-    )
+    answer = await aclient.messages.send(destination=MOBILE, source=SOURCE, message="Hi",
+                                         reply=False)
     assert answer.created
     with pytest.raises(sk.SendRejectedError):
-        await aclient.messages.send(
-            destination="447700900903", source=SOURCE, message="Hi", reply=False
-        )
+        await aclient.messages.send(destination="447700900903", source=SOURCE, message="Hi",
+                                    reply=False)
     found = await aclient.messages.lookup(LANDLINE)
     assert found.number_type == "Landline"
     assert [m.message_id for m in sandbox.messages()] == [answer.message_id]

@@ -20,7 +20,8 @@ from surveykit.sandbox import Sandbox
 FORMATS = ["CSV", "PIPE", "TAB", "XML", "JSON"]
 
 
-def frame(client: Client, reference: str = "*", fmt: str = "JSON", **options: Any) -> pd.DataFrame:
+def frame(client: Client, reference: str = "*", fmt: str = "JSON", **options: Any
+          ) -> pd.DataFrame:
     text = client.surveys.get_results(reference, format=fmt, **options)
     return read_results(text.encode(), format=fmt, dtypes={"sortOrder": "Int64"})
 
@@ -31,11 +32,7 @@ def test_layout_is_respondent_columns_then_questions(client: Client) -> None:
     assert len(table) == 12
     zoe = table.iloc[0]
     assert (zoe["firstName"], zoe["mobileNumber"], zoe["Q2"], zoe["sortOrder"]) == (
-        "Zoë",
-        "447700900123",
-        "Collect an order",
-        3,
-    )
+        "Zoë", "447700900123", "Collect an order", 3)
 
 
 def test_all_surveys_union_their_questions(client: Client) -> None:
@@ -72,10 +69,8 @@ def test_since_keeps_what_changed_since(client: Client, sandbox: Sandbox) -> Non
     assert len(frame(client, "*", since=mark)) == 0
     sandbox.advance(timedelta(minutes=5))
     sandbox.simulate_answers("NPS-WA-Q1-2026", "12025550178", {"Q1": "8"})
-    client.data.import_records(
-        "EVT-DDLIS-2026",
-        [{"firstName": "Rui", "lastName": "Sousa", "emailAddress": "rui.sousa@example.com"}],
-    )
+    client.data.import_records("EVT-DDLIS-2026", [
+        {"firstName": "Rui", "lastName": "Sousa", "emailAddress": "rui.sousa@example.com"}])
     newer = frame(client, "*", since=mark + timedelta(minutes=1))
     assert sorted(newer["firstName"]) == ["Hannah", "Rui"]
 
@@ -91,26 +86,18 @@ def test_unknown_format_is_400(sandbox: Sandbox) -> None:
 
 
 def test_xml_request_body(sandbox: Sandbox) -> None:
-    body = (
-        b"<ResultsRequestModel><format>JSON</format><header>true</header>"
-        b"<surveyReference>EVT-DDLIS-2026</surveyReference><sortOrder>4</sortOrder>"
-        b"</ResultsRequestModel>"
-    )
+    body = (b"<ResultsRequestModel><format>JSON</format><header>true</header>"
+            b"<surveyReference>EVT-DDLIS-2026</surveyReference><sortOrder>4</sortOrder>"
+            b"</ResultsRequestModel>")
     response = _post(sandbox, content=body, headers={"Content-Type": "text/xml"})
     assert response.status_code == 200, response.text
     rows = response.json()
     assert {row["sortOrder"] for row in rows} == {"4"} and len(rows) == 5
 
 
-@pytest.mark.parametrize(
-    ("fmt", "media"),
-    [
-        ("CSV", "text/csv"),
-        ("XML", "application/xml"),
-        ("JSON", "application/json"),
-        ("TAB", "text/tab-separated-values"),
-    ],
-)
+@pytest.mark.parametrize(("fmt", "media"), [("CSV", "text/csv"), ("XML", "application/xml"),
+                                            ("JSON", "application/json"),
+                                            ("TAB", "text/tab-separated-values")])
 def test_content_type_follows_the_format(sandbox: Sandbox, fmt: str, media: str) -> None:
     response = _post(sandbox, json={"format": fmt, "surveyReference": "*"})
     assert response.headers["content-type"].startswith(media)
@@ -132,13 +119,8 @@ async def test_large_results_are_streamed_in_pieces() -> None:
     pieces: list[bytes] = []
     status: list[int] = []
 
-    requests = [
-        {
-            "type": "http.request",
-            "more_body": False,
-            "body": json.dumps({"format": "CSV", "surveyReference": "BENCH-60K"}).encode(),
-        }
-    ]
+    requests = [{"type": "http.request", "more_body": False,
+                 "body": json.dumps({"format": "CSV", "surveyReference": "BENCH-60K"}).encode()}]
 
     async def receive() -> dict[str, Any]:
         if requests:
@@ -153,22 +135,13 @@ async def test_large_results_are_streamed_in_pieces() -> None:
             pieces.append(message["body"])
 
     scope = {
-        "type": "http",
-        "method": "POST",
-        "path": "/v3.2/Survey/GetResults",
-        "raw_path": b"/v3.2/Survey/GetResults",
-        "query_string": b"",
-        "root_path": "",
-        "scheme": "http",
-        "server": ("sandbox.localhost", 80),
-        "client": ("127.0.0.1", 1),
-        "http_version": "1.1",
-        "asgi": {"version": "3.0"},
-        "headers": [
-            (b"authorization", f"Basic {box.admin_token}".encode()),
-            (b"content-type", b"application/json"),
-            (b"host", b"sandbox.localhost"),
-        ],
+        "type": "http", "method": "POST", "path": "/v3.2/Survey/GetResults",
+        "raw_path": b"/v3.2/Survey/GetResults", "query_string": b"", "root_path": "",
+        "scheme": "http", "server": ("sandbox.localhost", 80), "client": ("127.0.0.1", 1),
+        "http_version": "1.1", "asgi": {"version": "3.0"},
+        "headers": [(b"authorization", f"Basic {box.admin_token}".encode()),
+                    (b"content-type", b"application/json"),
+                    (b"host", b"sandbox.localhost")],
     }
     await box.app(scope, receive, send)
     assert status == [200]
@@ -198,11 +171,8 @@ def test_generated_survey_refuses_bad_arguments_naming_them(
 def _post(sandbox: Sandbox, **kwargs: Any) -> httpx.Response:
     from surveykit.client import ASGIPortalTransport
 
-    with httpx.Client(
-        transport=ASGIPortalTransport(sandbox.app),
-        base_url=sandbox.base_url,
-        headers={"Authorization": f"Basic {sandbox.admin_token}"},
-    ) as raw:
+    with httpx.Client(transport=ASGIPortalTransport(sandbox.app), base_url=sandbox.base_url,
+                      headers={"Authorization": f"Basic {sandbox.admin_token}"}) as raw:
         response = raw.post("/v3.2/Survey/GetResults", **kwargs)
         response.read()
         return response

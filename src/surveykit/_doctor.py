@@ -237,7 +237,9 @@ class _Doctor:
             text = self.call(name, lambda fmt=fmt: self.client.surveys.get_results(survey, fmt))
             if isinstance(text, APIStatusError):
                 if fmt in OPTIONAL_FORMATS and text.status_code == 400:
-                    self.add(name, True, f"not offered (HTTP 400); {fmt} is not in the reference")
+                    self.add(
+                        name, True, f"not offered (HTTP 400); {fmt} is not in the reference"
+                    )
                 else:
                     self.add(name, False, f"GetResults {survey!r}: {_status_detail(text)}")
                 continue

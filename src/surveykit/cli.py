@@ -207,12 +207,14 @@ def sandbox_serve(
         typer.Option(
             metavar="URL",
             help="Account callback URL events are delivered to; repeat the option "
-            "for fallback URLs, tried in order.",
+            "for fallback URLs, tried in order."
         ),
     ] = None,
     callback_method: Annotated[
         str | None,
-        typer.Option(metavar="METHOD", help="POST (JSON body, the default) or GET (query string)."),
+        typer.Option(
+            metavar="METHOD", help="POST (JSON body, the default) or GET (query string)."
+        ),
     ] = None,
     callback_timeout: Annotated[
         int | None,
@@ -237,7 +239,7 @@ def sandbox_serve(
         typer.Option(
             metavar="ACTION",
             help="Failure alert when every attempt failed: Email or Sms (Action); repeat "
-            "the option or give Email,Sms for both (default: no alert).",
+            "the option or give Email,Sms for both (default: no alert)."
         ),
     ] = None,
     callback_secret: Annotated[
@@ -326,7 +328,9 @@ def sandbox_serve(
             f"surveykit: warning: serving on {host}, reachable from other machines", err=True
         )
     for number, (reference, rows) in enumerate(generated):
-        sandbox.add_generated_survey(reference, rows, survey_id=GENERATED_SURVEY_ID + number)
+        sandbox.add_generated_survey(
+            reference, rows, survey_id=GENERATED_SURVEY_ID + number
+        )
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"

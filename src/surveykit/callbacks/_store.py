@@ -182,7 +182,9 @@ def _rekey_placeholder_events(conn: sqlite3.Connection) -> None:
     for event_id, message_id, payload in rows:
         if is_placeholder_id(message_id):
             identity = delivery_identity(CallbackPayload.model_validate_json(payload))
-            conn.execute("UPDATE events SET identity = ? WHERE event_id = ?", (identity, event_id))
+            conn.execute(
+                "UPDATE events SET identity = ? WHERE event_id = ?", (identity, event_id)
+            )
 
 
 @dataclass(frozen=True)

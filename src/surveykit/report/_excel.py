@@ -217,13 +217,8 @@ def _are_counts(frame: pd.DataFrame, counts: Any) -> bool:
         return False
     table = counts if isinstance(counts, pd.DataFrame) else pd.DataFrame(counts)
     table = table.reindex(index=frame.index, columns=frame.columns)
-    return bool(
-        np.allclose(
-            table.to_numpy(dtype="float64", na_value=np.nan),
-            frame.to_numpy(dtype="float64", na_value=np.nan),
-            equal_nan=True,
-        )
-    )
+    return bool(np.allclose(table.to_numpy(dtype="float64", na_value=np.nan),
+                            frame.to_numpy(dtype="float64", na_value=np.nan), equal_nan=True))
 
 
 def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:

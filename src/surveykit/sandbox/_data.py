@@ -199,7 +199,9 @@ def generated_survey(
     rows = _whole("rows", rows, 0)
     questions = _whole("questions", questions, 1)
     if questions > MAX_GENERATED_QUESTIONS:
-        raise ValueError(f"questions: expected at most {MAX_GENERATED_QUESTIONS}, got {questions}")
+        raise ValueError(
+            f"questions: expected at most {MAX_GENERATED_QUESTIONS}, got {questions}"
+        )
     seed = _whole("seed", seed, None)
     survey_id = _whole("survey_id", survey_id, 1)
     wave = _whole("wave", wave, 0)
