@@ -121,15 +121,10 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             _let_go(self._sessions.pop(old))
         session = self._sessions.get(loop)
         if session is None or session.closed:
-            keepalive = (
-                {}
-                if self._limits.keepalive_expiry is None
-                else {"keepalive_timeout": self._limits.keepalive_expiry}
-            )
+            keepalive = {} if self._limits.keepalive_expiry is None else {
+                "keepalive_timeout": self._limits.keepalive_expiry}
             connector = aiohttp.TCPConnector(
-                limit=self._limits.max_connections or 0,
-                limit_per_host=0,
-                ssl=self._tls,
+                limit=self._limits.max_connections or 0, limit_per_host=0, ssl=self._tls,
                 **keepalive,  # type: ignore[arg-type]
             )
             session = aiohttp.ClientSession(
@@ -171,9 +166,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
             }
             if streamed:
                 return httpx.Response(
-                    response.status,
-                    headers=answer_headers,
-                    stream=_Body(response, request),
+                    response.status, headers=answer_headers, stream=_Body(response, request),
                     extensions=extensions,
                 )
             try:
@@ -186,9 +179,7 @@ class AiohttpTransport(httpx.AsyncBaseTransport):
                 raise
             raise mapped from exc
         return httpx.Response(
-            response.status,
-            headers=answer_headers,
-            stream=httpx.ByteStream(content),
+            response.status, headers=answer_headers, stream=httpx.ByteStream(content),
             extensions=extensions,
         )
 

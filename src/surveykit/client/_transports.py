@@ -153,7 +153,9 @@ class ASGIPortalTransport(httpx.BaseTransport):
         started: concurrent.futures.Future[tuple[int, Headers]] = concurrent.futures.Future()
         chunks: asyncio.Queue[object] = asyncio.Queue(MAX_QUEUED_CHUNKS)
         loop = self._get_loop()
-        call = asyncio.run_coroutine_threadsafe(self._run(scope, body, started, chunks), loop)
+        call = asyncio.run_coroutine_threadsafe(
+            self._run(scope, body, started, chunks), loop
+        )
         self._calls.add(call)
         call.add_done_callback(self._calls.discard)
         try:
