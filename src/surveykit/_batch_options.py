@@ -55,6 +55,8 @@ class BatchOptions(TypedDict, total=False):
     lookups: pd.DataFrame | None
     rate: float | None
     opt_outs: Any
+    region: str | None
+    strict: bool
 
 
 class SendOptions(BatchOptions, total=False):
@@ -189,6 +191,20 @@ OPTIONS: dict[str, Option] = {
         "right before its request, so a STOP that arrives while the batch runs still stops "
         "the rows after it; those rows get the outcome ``opted_out`` and no request (they "
         "are not journaled: a re-run checks them again).",
+    ),
+    "region": Option(
+        None,
+        "how national numbers (``07911 123456``) are read: an ISO 3166 region such as "
+        '``"GB"``; default the client\'s ``default_region``. Destinations are normalised '
+        "by the import's code (``+44 7911 123456``, dashes, spaces, spreadsheet floats), "
+        "and each row's ``number_check`` says ``valid`` or ``unverified`` (possible but "
+        "not valid for phonenumbers: a new range, or a fictional one like 07700 900xxx).",
+        cli="Region for national numbers, e.g. GB (default: the client's).",
+    ),
+    "strict": Option(
+        False,
+        "refuse ``unverified`` numbers: those rows get the outcome ``rejected`` and no request.",
+        cli="Refuse numbers phonenumbers cannot verify (outcome rejected).",
     ),
     # send_batch only
     "only": Option(

@@ -300,6 +300,8 @@ def send(
     ] = None,
     when: Annotated[str | None, typer.Option(metavar="TIME|COLUMN", help=_help("when"))] = None,
     links: Annotated[str | None, typer.Option(metavar="COLUMN", help=_help("links"))] = None,
+    region: Annotated[str | None, typer.Option(metavar="REGION", help=_help("region"))] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=_help("strict"))] = False,
     reply: Annotated[bool, typer.Option("--reply", help=_help("reply"))] = False,
     lookup: Annotated[bool, typer.Option("--lookup", help=_help("lookup"))] = False,
     journal: Annotated[Path | None, typer.Option(metavar="FILE", help=_help("journal"))] = None,
@@ -366,6 +368,8 @@ def send(
         "reply": reply,
         "lookup": lookup,
         "rate": rate,
+        "region": region,
+        "strict": strict,
     }
     if channel == "email":
         options.update(subject=subject, content=message)

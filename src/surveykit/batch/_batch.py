@@ -22,6 +22,7 @@ from surveykit.batch._result import (
     LOCAL_COLUMNS,
     BatchInterrupted,
     BatchResult,
+    client_region,
     platform_now,
     platform_zone,
 )
@@ -262,6 +263,7 @@ class _Batch:
                 records.append(
                     {
                         "destination": plan.destination if plan else None,
+                        "number_check": plan.check if plan else None,
                         "text": plan.text if plan else None,
                         "segments": plan.segments if plan else None,
                         "outcome": "skipped" if interrupted else "unknown",
@@ -275,6 +277,7 @@ class _Batch:
             records.append(
                 {
                     "destination": plan.destination,
+                    "number_check": plan.check,
                     "text": plan.text,
                     "segments": plan.segments,
                     "outcome": entry["outcome"],
@@ -388,7 +391,9 @@ def send_batch(
     with ``only="failed"``), unknown (may or may not have been sent), skipped.
     """
     given = resolve(SendOptions, options, function="send_batch")
-    spec = make_spec(df, given, platform=platform_zone(client))
+    spec = make_spec(
+        df, given, platform=platform_zone(client), default_region=client_region(client)
+    )
     batch = _Batch(
         df,
         spec,

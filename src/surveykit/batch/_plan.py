@@ -62,6 +62,7 @@ class RowPlan:
     outcome: str | None = None  # decided without sending (rejected, invalid, skipped)
     error: str | None = None
     send_at: datetime | None = None
+    check: str | None = None  # number_check: "valid" or "unverified" (not for email)
     zone: str | None = None  # the row's local zone(s), when windows are local
     local_time: datetime | None = None  # send_at in the row's (first) zone
     extra: dict[str, Any] = field(default_factory=dict)
@@ -152,6 +153,7 @@ def plan_rows(
     skipped = mask.to_numpy(dtype=bool).tolist() if mask is not None else None
     why = reasons.tolist() if reasons is not None else None
     records = df.to_dict("index")
+    phones = _phones(df, spec)
     for position, (label, row) in enumerate(records.items()):
         values = {str(k): v for k, v in row.items()}
         key = keys(label)
@@ -165,6 +167,8 @@ def plan_rows(
                 plan.destination = spec.to.render(values).strip()
             else:
                 plan.destination = _destination_text(values.get(spec.destination))
+                if plan.destination is not None and phones is not None:
+                    _normalised(plan, spec, phones, position)
         except KeyError as missing:
             plan.outcome, plan.error = "rejected", f"missing value for {{{missing.args[0]}}}"
             yield plan
@@ -181,6 +185,9 @@ def plan_rows(
                 if url is None
                 else ("no short link registered")
             )
+            yield plan
+            continue
+        if plan.outcome is not None:  # a number refused as written
             yield plan
             continue
         try:
@@ -205,6 +212,36 @@ def plan_rows(
 
 
 NO_WINDOW = "no sending window ever opens"
+UNVERIFIED = "unverified"
+
+
+def _phones(df: pd.DataFrame, spec: BatchSpec) -> tuple[list[Any], list[Any], list[Any]] | None:
+    """The destination column normalised once, as the import does: digits, reasons, checks."""
+    if spec.is_email:
+        return None
+    from surveykit.frames._phone import normalize_phone_numbers
+
+    found = normalize_phone_numbers(df[spec.destination], spec.region)
+    return found.digits.tolist(), found.reason.tolist(), found.check.tolist()
+
+
+def _normalised(
+    plan: RowPlan, spec: BatchSpec, phones: tuple[list[Any], list[Any], list[Any]], row: int
+) -> None:
+    """Give the row its E.164 digits and number_check, or refuse the number as written."""
+    digits, reasons, checks = phones
+    written = plan.destination
+    if reasons[row] is not None or not isinstance(digits[row], str):
+        plan.outcome = "invalid"
+        plan.error = f"{spec.destination}: {written!r}: {reasons[row] or 'not a phone number'}"
+        return
+    plan.destination, plan.check = digits[row], checks[row]
+    if spec.strict and plan.check == UNVERIFIED:
+        plan.outcome = "rejected"
+        plan.error = (
+            f"{spec.destination}: {written!r} is unverified (possible, but not a valid "
+            "number for phonenumbers); strict=True refuses it"
+        )
 
 
 def _schedule(

@@ -10,14 +10,23 @@ from typing_extensions import Unpack
 from surveykit._batch_options import PreviewOptions, documented, resolve
 from surveykit.batch._journal import row_key
 from surveykit.batch._plan import plan_rows, skip_mask
-from surveykit.batch._result import BatchPreview, platform_now, platform_zone
+from surveykit.batch._result import BatchPreview, client_region, platform_now, platform_zone
 from surveykit.batch._runner import OPTED_OUT
 from surveykit.batch._spec import make_spec
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
 
-PREVIEW_COLUMNS = ["destination", "text", "segments", "encoding", "outcome", "error", "send_at"]
+PREVIEW_COLUMNS = [
+    "destination",
+    "number_check",
+    "text",
+    "segments",
+    "encoding",
+    "outcome",
+    "error",
+    "send_at",
+]
 
 
 @documented(PreviewOptions, leading=("client", "df"))
@@ -43,7 +52,9 @@ def preview_batch(
     Totals: rows, ready, segments, rejected (by reason), first_send and last_send.
     """
     given = resolve(PreviewOptions, options, function="preview_batch")
-    spec = make_spec(df, given, platform=platform_zone(client))
+    spec = make_spec(
+        df, given, platform=platform_zone(client), default_region=client_region(client)
+    )
     placeholder = {row_key(label): given["link_placeholder"] for label in df.index}
     local = spec.zones is not None
     records = []
@@ -58,6 +69,7 @@ def preview_batch(
     ):
         record = {
             "destination": plan.destination,
+            "number_check": plan.check,
             "text": plan.text,
             "segments": plan.segments,
             "encoding": plan.encoding,

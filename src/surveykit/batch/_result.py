@@ -13,6 +13,7 @@ from surveykit.batch._plan import OUTCOMES
 
 COLUMNS = [
     "destination",
+    "number_check",
     "text",
     "segments",
     "outcome",
@@ -48,7 +49,8 @@ class BatchResult:
     """The outcome of every row of a batch.
 
     Attributes:
-        frame: indexed like the input DataFrame; columns destination, text, segments,
+        frame: indexed like the input DataFrame; columns destination, number_check
+            (``valid`` or ``unverified``; empty for email and refused numbers), text, segments,
             outcome, message_id, status, carrier, reachable, number_type, error, attempts,
             time; with ``timezone=`` also timezone, local_send_time and when.
         sent_now: how many rows this run got sent: the platform accepted them (outcome
@@ -99,7 +101,8 @@ class BatchPreview:
     """What a batch would send, without sending anything.
 
     Attributes:
-        frame: indexed like the input: destination, text, segments, encoding, outcome
+        frame: indexed like the input: destination, number_check, text, segments, encoding,
+            outcome
             (``ready`` or why not), error, send_at; with ``timezone=`` also timezone (the
             row's zone, or its zones) and local_send_time (send_at in that zone).
     """
@@ -134,12 +137,19 @@ def platform_zone(client: Any) -> tzinfo:
     return tz if tz is not None else UTC
 
 
+def client_region(client: Any) -> str | None:
+    """The client's ``default_region`` for national numbers, if it has one."""
+    region: str | None = getattr(client, "default_region", None)
+    return region
+
+
 __all__ = [
     "COLUMNS",
     "LOCAL_COLUMNS",
     "BatchInterrupted",
     "BatchPreview",
     "BatchResult",
+    "client_region",
     "platform_now",
     "platform_zone",
 ]

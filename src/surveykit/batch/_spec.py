@@ -71,6 +71,8 @@ class BatchSpec:
     zones: tuple[str, ...] | None = None
     row_when: tuple[datetime | None, ...] | None = None
     platform: tzinfo = UTC
+    region: str | None = None
+    strict: bool = False
 
     @property
     def is_email(self) -> bool:
@@ -173,11 +175,32 @@ def _zones(value: Any, df: pd.DataFrame, is_email: bool) -> tuple[str, ...] | No
         ) from None
 
 
-def make_spec(df: pd.DataFrame, options: Mapping[str, Any], *, platform: tzinfo = UTC) -> BatchSpec:
+def _region(value: Any) -> str | None:
+    if value is None:
+        return None
+    from surveykit.frames._phone import normalize_phone_numbers
+
+    try:
+        normalize_phone_numbers(pd.Series([], dtype=object), str(value))
+    except ValueError:
+        raise ValidationError(
+            f"region: {value!r} is not a region phonenumbers knows; expected an ISO 3166 "
+            "code such as 'GB' or 'US'"
+        ) from None
+    return str(value).upper()
+
+
+def make_spec(
+    df: pd.DataFrame,
+    options: Mapping[str, Any],
+    *,
+    platform: tzinfo = UTC,
+    default_region: str | None = None,
+) -> BatchSpec:
     """Check a batch's options against ``df``; raise ValueError naming what is wrong.
 
     ``platform`` is the zone in which the platform reads a Window (UTC unless the client
-    says otherwise).
+    says otherwise); ``default_region`` the client's, for national numbers.
     """
     if not isinstance(df, pd.DataFrame):
         raise TypeError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
@@ -219,6 +242,8 @@ def make_spec(df: pd.DataFrame, options: Mapping[str, Any], *, platform: tzinfo 
         "zones": zones,
         "row_when": row_when,
         "platform": platform,
+        "region": _region(options["region"] or default_region),
+        "strict": bool(options["strict"]),
     }
     if key == "email":
         return _email_spec(options, columns, extra, callback_model, common)
