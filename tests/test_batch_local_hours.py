@@ -432,3 +432,25 @@ def test_email_rows_get_local_hours_through_their_when() -> None:
             windows=HOURS,
             timezone="auto",
         )
+
+
+def test_a_past_when_never_sends_outside_local_hours() -> None:
+    # The sandbox clock is Monday 09:00 UTC, 20:00 in Sydney; `when` is in the past,
+    # when it was 11:00 there.
+    client = sandbox_client()
+    past = datetime(2026, 3, 2, 0, 0, tzinfo=UTC)
+    result = sk.send_batch(
+        client,
+        people(SYDNEY),
+        message="Hi",
+        source=SOURCE,
+        when=past,
+        windows=HOURS,
+        timezone="auto",
+        progress=False,
+    )
+    parsed = windows_from(HOURS)
+    assert parsed is not None
+    when = result.frame.at["r0", "when"].to_pydatetime()
+    assert when == expected_first(parsed, ["Australia/Sydney"], MONDAY_9_UTC)
+    assert client.embedded.messages()[0].scheduled_for == when  # type: ignore[union-attr]

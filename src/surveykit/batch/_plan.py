@@ -205,6 +205,10 @@ def plan_rows(
             offset = timedelta(seconds=position / rate) if rate else timedelta(0)
             row_when = spec.row_when[position] if spec.row_when is not None else None
             submit = base + offset if row_when is None else max(row_when, now + offset)
+            if local is not None:
+                # A local send's `when` is worked out here: never before now (the platform
+                # would send a past `when` at once, whatever the respondent's hour).
+                submit = max(submit, now + offset)
             _schedule(plan, spec, submit, row_when, values, local)
         if plan.outcome is not None:
             plan.request = None  # decided without sending: nothing may go out for it
