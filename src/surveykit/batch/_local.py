@@ -150,6 +150,7 @@ class LocalHours:
         self.windows = list(windows)
         self.platform = platform
         self._pieces: dict[Hashable, list[_Piece]] = {}
+        self._windows: dict[Hashable, list[Window]] = {}
 
     def _allowed(self, zones: tuple[str, ...], around: date) -> list[_Piece]:
         key = (zones, around)
@@ -177,6 +178,16 @@ class LocalHours:
         if when is None:
             return None
         first_day = when.astimezone(self.platform).date()
+        windows = self._windows.get((zones, first_day))
+        if windows is None:
+            windows = self._week(zones, first_day, submit, pieces)
+            self._windows[(zones, first_day)] = windows
+        return LocalSend(when, windows)
+
+    def _week(
+        self, zones: tuple[str, ...], first_day: date, submit: datetime, pieces: list[_Piece]
+    ) -> list[Window]:
+        """The Windows of the seven platform days from ``first_day``."""
         last_day = first_day + timedelta(days=6)
         if last_day > submit.date() + timedelta(days=_HORIZON_AFTER - 1):
             pieces = self._allowed(zones, first_day)
@@ -184,11 +195,10 @@ class LocalHours:
         for piece in pieces:
             if first_day <= piece.day <= last_day:
                 days.setdefault((piece.from_, piece.to), []).append(piece.day.isoweekday())
-        windows = [
+        return [
             Window(from_=from_, to=to, days=sorted(weekdays))
             for (from_, to), weekdays in sorted(days.items())
         ]
-        return LocalSend(when, windows)
 
 
 __all__ = [

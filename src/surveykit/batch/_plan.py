@@ -6,6 +6,7 @@ import re
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
+from functools import lru_cache
 from typing import Any
 
 import pandas as pd
@@ -289,13 +290,18 @@ def _schedule(
         request.window = sent.windows
 
 
+@lru_cache(maxsize=1024)
+def _zone_key(name: str) -> str:
+    return zone_name(zone(name))
+
+
 def _row_zones(spec: BatchSpec, plan: RowPlan, values: Mapping[str, Any]) -> tuple[str, ...]:
     assert spec.zones is not None
     kind = spec.zones[0]
     if kind == AUTO:
         return number_zones(plan.destination or "")
     if kind == "column":
-        return (zone_name(zone(str(values[spec.zones[1]]).strip())),)
+        return (_zone_key(str(values[spec.zones[1]]).strip()),)
     return (spec.zones[1],)
 
 
