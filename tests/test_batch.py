@@ -639,6 +639,8 @@ def email_people() -> pd.DataFrame:
         pytest.param({"on_behalf": "acme"}, "on_behalf", id="on-behalf"),
         pytest.param({"timeout": 30}, "timeout", id="timeout"),
         pytest.param({"reply": True, "survey_id": 7}, "reply, survey_id", id="two"),
+        pytest.param({"region": "GB"}, "region", id="region"),
+        pytest.param({"strict": True}, "strict", id="strict"),
     ],
 )
 def test_an_option_an_email_cannot_carry_is_refused_by_name(

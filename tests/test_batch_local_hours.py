@@ -454,3 +454,24 @@ def test_a_past_when_never_sends_outside_local_hours() -> None:
     when = result.frame.at["r0", "when"].to_pydatetime()
     assert when == expected_first(parsed, ["Australia/Sydney"], MONDAY_9_UTC)
     assert client.embedded.messages()[0].scheduled_for == when  # type: ignore[union-attr]
+
+
+async def test_an_async_client_sends_in_local_hours_too() -> None:
+    sandbox = Sandbox(seed=1, sample_data=False, start=MONDAY_9_UTC)
+    async with sk.AsyncClient.sandbox(sandbox) as client:
+        result = await sk.send_batch(
+            client,
+            people(SYDNEY, NEW_YORK),
+            message="Hi",
+            source=SOURCE,
+            windows=HOURS,
+            timezone="auto",
+            progress=False,
+        )
+    parsed = windows_from(HOURS)
+    assert parsed is not None
+    scheduled = {m.destination: m.scheduled_for for m in sandbox.messages()}
+    for label, number in (("r0", SYDNEY), ("r1", NEW_YORK)):
+        when = result.frame.at[label, "when"].to_pydatetime()
+        assert when == expected_first(parsed, zones_of(number), MONDAY_9_UTC)
+        assert scheduled[number] == when

@@ -34,8 +34,8 @@ CHANNEL_TYPES: dict[str, MessageType] = {
     "facebook": MessageType.FACEBOOK,
     "whatsapp_template": MessageType.WHATSAPP_TEMPLATE,
 }
-EMAIL_REFUSED = ("reply", "timeout", "survey_id", "on_behalf")
-"""Options a SendEmail request has no field for."""
+EMAIL_REFUSED = ("reply", "timeout", "survey_id", "on_behalf", "region", "strict")
+"""Options a SendEmail request has no field for (``region`` and ``strict`` read numbers)."""
 EMAIL_ONLY = ("to", "subject", "content", "metadata", "callback")
 """Options only an email request has."""
 
@@ -242,7 +242,7 @@ def make_spec(
         "zones": zones,
         "row_when": row_when,
         "platform": platform,
-        "region": _region(options["region"] or default_region),
+        "region": None if key == "email" else _region(options["region"] or default_region),
         "strict": bool(options["strict"]),
     }
     if key == "email":
@@ -280,6 +280,7 @@ def _email_spec(
     # The SendEmail request has none of these: refused by name, never silently dropped.
     refused = {name: options[name] for name in EMAIL_REFUSED}
     refused["reply"] = refused["reply"] or None
+    refused["strict"] = refused["strict"] or None
     given = [name for name, value in refused.items() if value is not None]
     if given:
         raise ValueError(
