@@ -106,8 +106,8 @@ OPTIONS: dict[str, Option] = {
     ),
     "destination": Option(
         None,
-        "the column with E.164 digits (default ``mobileNumber``; for email the address "
-        "column, default ``emailAddress``).",
+        "the column of phone numbers, as people write them (see ``region``; default "
+        "``mobileNumber``), or for email of addresses (default ``emailAddress``).",
         cli="Column of numbers (or addresses).",
     ),
     "channel": Option(
@@ -118,7 +118,8 @@ OPTIONS: dict[str, Option] = {
     "reply": Option(
         False,
         "whether recipients can reply (needs a number or short code as source). ``reply``, "
-        "``timeout``, ``survey_id`` and ``on_behalf`` are refused, by name, for email; "
+        "``timeout``, ``survey_id``, ``on_behalf``, ``region`` and ``strict`` are refused, "
+        "by name, for email; "
         "``to``, ``subject``, ``content``, ``metadata`` and ``callback`` for the other "
         "channels.",
         cli="Allow replies.",
