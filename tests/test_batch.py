@@ -83,7 +83,9 @@ async def test_every_row_gets_one_outcome(kind: str) -> None:
     assert frame.loc["r1", "text"] == "Hi Zoë, rate us 0-10"
     assert frame.loc["r1", "message_id"].startswith("MS")
     assert frame.loc["r3", "error"] == "missing value for {firstName}"
-    assert "not E.164" in frame.loc["r4", "error"]
+    assert frame.loc["r4", "error"] == (
+        "mobileNumber: '0044 7700': too short (a local number without its area code)"
+    )
     assert frame.loc["r5", "number_type"] == "Landline"
     assert frame.loc["r6", "reachable"] == False  # noqa: E712 - a nullable boolean
     assert frame.loc["r1", "segments"] == 1
@@ -524,8 +526,8 @@ def test_preview_sends_nothing_and_totals() -> None:
     assert totals["rows"] == 6 and totals["ready"] == 4 and totals["segments"] == 5
     assert totals["rejected"] == {
         "rejected: missing value for {firstName}": 1,
-        "invalid: mobileNumber: '0044 7700' is not E.164 digits "
-        "(country code and number, no '+' or leading zeros)": 1,
+        "invalid: mobileNumber: '0044 7700': too short (a local number without its area "
+        "code)": 1,
     }
     # Friday 17:59:59 at one per second: the first goes now, the rest wait for Monday 09:00.
     assert totals["first_send"] == pd.Timestamp("2026-03-06 17:59:59", tz="UTC")
@@ -637,6 +639,8 @@ def email_people() -> pd.DataFrame:
         pytest.param({"on_behalf": "acme"}, "on_behalf", id="on-behalf"),
         pytest.param({"timeout": 30}, "timeout", id="timeout"),
         pytest.param({"reply": True, "survey_id": 7}, "reply, survey_id", id="two"),
+        pytest.param({"region": "GB"}, "region", id="region"),
+        pytest.param({"strict": True}, "strict", id="strict"),
     ],
 )
 def test_an_option_an_email_cannot_carry_is_refused_by_name(

@@ -265,6 +265,7 @@ def test_the_rules_import_no_server_library() -> None:
         "dataclasses",
         "datetime",
         "typing",
+        "zoneinfo",
         "surveykit",
     }
     assert surveykit_parts <= {"surveykit.errors", "surveykit.models", "surveykit.models.messages"}

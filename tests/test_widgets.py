@@ -316,3 +316,37 @@ def test_composer_opt_outs_marks_and_skips_those_rows(
     composer.send()
     assert composer.result.summary.to_dict() == {"tested": 1, "opted_out": 1, "rejected": 1}
     assert [body["destination"] for _, _, body in platform.requests] == ["447700900001"]
+
+
+def test_composer_timezone_shows_local_send_times() -> None:
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from surveykit.sandbox import Sandbox
+
+    # The sandbox's virtual clock: the preview's times do not move between two calls.
+    start = datetime(2026, 3, 2, 9, tzinfo=UTC)
+    client = sk.Client.sandbox(Sandbox(sample_data=False, start=start))
+    rows = pd.DataFrame(
+        {"mobileNumber": ["447911123456", "61291234567"], "tz": ["Europe/London", "Asia/Tokyo"]}
+    )
+    composer = BatchComposer(
+        client, rows, source="447700900999", message="Hi", timezone="Australia/Sydney"
+    )
+    assert composer.timezone.value == "Australia/Sydney"
+    assert "local hours need windows" in composer.preview.value  # no windows yet
+    composer.windows.value = "Mon-Fri 09:00-18:00"
+    assert "local_send_time" in composer.preview.value
+    assert "Australia/Sydney" in composer.preview.value
+    composer.timezone.value = "tz"
+    assert "Asia/Tokyo" in composer.preview.value
+    preview = sk.preview_batch(client, rows, **composer._options())
+    for label, name in zip(rows.index, rows["tz"], strict=True):
+        local = preview.frame.at[label, "local_send_time"]
+        assert str(local.tzinfo) == name
+        assert local == preview.frame.at[label, "send_at"].astimezone(ZoneInfo(name))
+        assert local.isoweekday() <= 5 and 9 <= local.hour < 18
+        assert str(local) in composer.preview.value
+    composer.timezone.value = "Mars/Olympus"
+    assert "timezone: &#x27;Mars/Olympus&#x27;" in composer.preview.value
+    assert composer.send_button.disabled

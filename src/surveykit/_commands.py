@@ -36,6 +36,19 @@ if TYPE_CHECKING:
     import pandas as pd
 
 
+SEND_OPTIONS = {"window": "windows", "only_failed": "only"}
+"""``surveykit send``'s parameters named apart from the batch option they give."""
+
+
+def _help(option: str) -> str:
+    """The command line's help of a batch option: the one definition's (``_batch_options``)."""
+    from surveykit._batch_options import OPTIONS
+
+    text = OPTIONS[option].cli
+    assert text is not None, option
+    return text
+
+
 def outcome_path(file: Path, out: Path | None, kind: str) -> Path:
     """Where the per-row outcome of ``import`` (``kind`` "import") or ``send`` ("sent") goes."""
     return out if out is not None else file.with_name(f"{file.name}.{kind}.csv")
@@ -272,60 +285,39 @@ def send(
             "files in UTF-8.",
         ),
     ],
-    message: Annotated[
-        str, typer.Option(metavar="TEMPLATE", help="Template, e.g. 'Hi {firstName}: {link}'.")
-    ],
-    source: Annotated[
-        str, typer.Option(metavar="SENDER", help="Sender: number, short code or brand.")
-    ],
+    message: Annotated[str, typer.Option(metavar="TEMPLATE", help=_help("message"))],
+    source: Annotated[str, typer.Option(metavar="SENDER", help=_help("source"))],
     destination: Annotated[
-        str | None, typer.Option(metavar="COLUMN", help="Column of numbers (or addresses).")
+        str | None, typer.Option(metavar="COLUMN", help=_help("destination"))
     ] = None,
-    channel: Annotated[
-        str,
-        typer.Option(metavar="CHANNEL", help="sms, whatsapp, facebook, whatsapp_template, email."),
-    ] = "sms",
-    subject: Annotated[
-        str | None, typer.Option(metavar="TEMPLATE", help="Email subject template.")
-    ] = None,
+    channel: Annotated[str, typer.Option(metavar="CHANNEL", help=_help("channel"))] = "sms",
+    subject: Annotated[str | None, typer.Option(metavar="TEMPLATE", help=_help("subject"))] = None,
     window: Annotated[
-        list[str] | None,
-        typer.Option(metavar="WINDOW", help="'Mon-Fri 09:00-18:00'; repeatable."),
+        list[str] | None, typer.Option(metavar="WINDOW", help=_help("windows"))
     ] = None,
-    links: Annotated[
-        str | None, typer.Option(metavar="COLUMN", help="Column of URLs to shorten into {link}.")
+    timezone: Annotated[
+        str | None, typer.Option(metavar="ZONE|COLUMN|auto", help=_help("timezone"))
     ] = None,
-    reply: Annotated[bool, typer.Option("--reply", help="Allow replies.")] = False,
-    journal: Annotated[
-        Path | None,
-        typer.Option(
-            metavar="FILE",
-            help="SQLite journal: resume, never send twice (default FILE.journal.sqlite "
-            "beside FILE).",
-        ),
-    ] = None,
+    when: Annotated[str | None, typer.Option(metavar="TIME|COLUMN", help=_help("when"))] = None,
+    links: Annotated[str | None, typer.Option(metavar="COLUMN", help=_help("links"))] = None,
+    region: Annotated[str | None, typer.Option(metavar="REGION", help=_help("region"))] = None,
+    strict: Annotated[bool, typer.Option("--strict", help=_help("strict"))] = False,
+    reply: Annotated[bool, typer.Option("--reply", help=_help("reply"))] = False,
+    lookup: Annotated[bool, typer.Option("--lookup", help=_help("lookup"))] = False,
+    journal: Annotated[Path | None, typer.Option(metavar="FILE", help=_help("journal"))] = None,
     no_journal: Annotated[
         bool, typer.Option("--no-journal", help="Keep no journal: a re-run sends again.")
     ] = False,
     journal_timeout: Annotated[
-        float,
-        typer.Option(
-            min=0, metavar="SECONDS", help="Wait this long while another run holds the journal."
-        ),
+        float, typer.Option(min=0, metavar="SECONDS", help=_help("journal_timeout"))
     ] = 0.0,
-    test: Annotated[
-        bool, typer.Option("--test", help="Test routing only; nothing is sent.")
-    ] = False,
+    test: Annotated[bool, typer.Option("--test", help=_help("test"))] = False,
     preview: Annotated[
         bool, typer.Option("--preview", help="Render and check rows; send nothing.")
     ] = False,
-    concurrency: Annotated[int, typer.Option(metavar="N", min=1, help="Requests in flight.")] = 8,
-    rate: Annotated[
-        float | None, typer.Option(metavar="PER_SECOND", help="Most requests per second.")
-    ] = None,
-    only_failed: Annotated[
-        bool, typer.Option("--only-failed", help="With --journal: resend definite failures.")
-    ] = False,
+    concurrency: Annotated[int, typer.Option(metavar="N", min=1, help=_help("concurrency"))] = 8,
+    rate: Annotated[float | None, typer.Option(metavar="PER_SECOND", help=_help("rate"))] = None,
+    only_failed: Annotated[bool, typer.Option("--only-failed", help=_help("only"))] = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -370,8 +362,14 @@ def send(
         "destination": destination,
         "channel": channel,
         "windows": window,
+        "timezone": timezone,
+        "when": when,
         "links": links,
         "reply": reply,
+        "lookup": lookup,
+        "rate": rate,
+        "region": region,
+        "strict": strict,
     }
     if channel == "email":
         options.update(subject=subject, content=message)
@@ -382,7 +380,6 @@ def send(
     )
     try:
         if preview:
-            options.pop("reply")
             shown = sk.preview_batch(client, df, **options)
             typer.echo(repr(shown))
             typer.echo(shown.frame.head(10).to_string())
@@ -396,7 +393,6 @@ def send(
             journal=journal,
             journal_timeout=journal_timeout,
             concurrency=concurrency,
-            rate=rate,
             only="failed" if only_failed else None,
             progress=sys.stderr.isatty(),  # a bar on a terminal, not in a log
         )

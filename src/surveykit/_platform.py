@@ -21,10 +21,16 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Final
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from surveykit.errors import APIConnectionError, APIStatusError, OutcomeUnknownError
+from surveykit.errors import (
+    APIConnectionError,
+    APIStatusError,
+    OutcomeUnknownError,
+    ValidationError,
+)
 from surveykit.models import Window
 from surveykit.models.messages import BRANDED_SOURCE_MAX, E164_DIGITS, is_branded
 
@@ -123,6 +129,30 @@ def next_allowed(windows: Sequence[Window] | None, moment: datetime) -> datetime
     return best
 
 
+def zone(name: str, *, field: str = "timezone") -> tzinfo:
+    """The zone called ``name`` (an IANA name such as ``Europe/London``, or ``UTC``).
+
+    Raises:
+        ValidationError: naming ``field`` and the value when no such zone exists.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError(f"{field}: {name!r} is not a time zone name (like 'Europe/London')")
+    if name.strip().upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(
+            f"{field}: {name!r} is not a known time zone; expected an IANA name such as "
+            "'Europe/London' or 'America/New_York'"
+        ) from None
+
+
+def zone_name(tz: tzinfo) -> str:
+    """The IANA name of a zone (``UTC`` for :data:`datetime.UTC`)."""
+    return str(getattr(tz, "key", None) or tz.tzname(None) or "UTC")
+
+
 # --------------------------------------------------------------------------- destinations
 
 BLOCKED: Final = "Blocked"
@@ -213,4 +243,6 @@ __all__ = [
     "next_allowed",
     "outcome_unknown",
     "segments",
+    "zone",
+    "zone_name",
 ]

@@ -27,6 +27,16 @@ if TYPE_CHECKING:
 __all__ = ["BatchComposer", "EventsMonitor", "ResultsExplorer"]
 
 PREVIEW_ROWS = 5
+COMMON_ZONES = (
+    "Europe/London",
+    "Europe/Paris",
+    "America/New_York",
+    "America/Chicago",
+    "America/Los_Angeles",
+    "Australia/Sydney",
+    "UTC",
+)
+"""Zones the composer's Timezone box suggests (any IANA name may be typed)."""
 
 
 def _widgets() -> Any:
@@ -201,6 +211,13 @@ class BatchComposer(_Displayable):
             (the ``Links`` dropdown starts on it; the preview shows a placeholder link).
         opt_outs: an :class:`~surveykit.OptOutList` or its path; its rows get the outcome
             ``opted_out`` and nothing is sent to them. The preview counts and lists them.
+        timezone: read the windows in each respondent's local time (the ``Timezone``
+            box starts on it): ``"auto"`` (from the number), a column of zone names, or a
+            zone such as ``"Europe/London"``; empty for the platform's clock. The preview
+            then shows each row's ``local_send_time`` and ``timezone``.
+
+    The names of the arguments and of the options the controls give are those of
+    :func:`surveykit.send_batch` (one definition, ``surveykit._batch_options``).
 
     Every edit clears what the last send showed (its ``Done`` line, the bar and the
     counts): they described other settings.
@@ -217,6 +234,7 @@ class BatchComposer(_Displayable):
         journal: str | None = None,
         links: str | None = None,
         opt_outs: Any = None,
+        timezone: str | None = None,
     ) -> None:
         w = _widgets()
         self.client, self.df = client, df
@@ -250,6 +268,13 @@ class BatchComposer(_Displayable):
         self.windows = w.Text(
             value="", description="Windows", placeholder="Mon-Fri 09:00-18:00; Sat 10:00-14:00"
         )
+        self.timezone = w.Combobox(
+            value=timezone or "",
+            options=["auto", *(str(c) for c in df.columns), *COMMON_ZONES],
+            ensure_option=False,
+            description="Timezone",
+            placeholder="(platform clock) auto, a column or a zone",
+        )
         self.test = w.Checkbox(value=True, description="Test only (nothing is sent)")
         self.send_button = w.Button(description="Send", button_style="primary")
         self.preview = w.HTML()
@@ -268,6 +293,7 @@ class BatchComposer(_Displayable):
             self.channel,
             self.subject,
             self.windows,
+            self.timezone,
             self.links,
             self.test,
         ):
@@ -278,7 +304,7 @@ class BatchComposer(_Displayable):
                 self.template,
                 w.HBox([self.source, self.channel]),
                 w.HBox([self.subject, self.links]),
-                self.windows,
+                w.HBox([self.windows, self.timezone]),
                 self.test,
                 self.preview,
                 w.HBox([self.send_button, self.status]),
@@ -294,6 +320,7 @@ class BatchComposer(_Displayable):
             "channel": self.channel.value,
             "destination": self.destination,
             "windows": windows or None,
+            "timezone": self.timezone.value.strip() or None,
             "links": self.links.value,
             "opt_outs": self.opt_outs,
         }
@@ -333,6 +360,8 @@ class BatchComposer(_Displayable):
             for reason, count in totals["rejected"].items()
         )
         columns = ["destination", "text", "segments", "outcome"]
+        if "local_send_time" in preview.frame.columns:
+            columns += ["local_send_time", "timezone"]
         shown = preview.frame.head(PREVIEW_ROWS)[columns]
         opted = preview.frame[preview.frame["outcome"] == "opted_out"]
         self.preview.value = (

@@ -8,6 +8,8 @@ from __future__ import annotations
 from collections.abc import Awaitable
 from typing import assert_type
 
+import pandas as pd
+
 import surveykit as sk
 from surveykit.models import (
     ImportResult,
@@ -45,3 +47,17 @@ async def async_types(client: sk.AsyncClient) -> None:
     )
     assert_type(await client.webhooks.list(), list[Webhook])
     assert_type(await client.surveys.get_results(), str)
+
+
+def batch_types(client: sk.Client, aclient: sk.AsyncClient, df: pd.DataFrame) -> None:
+    """The batch's options are typed once (BatchOptions) and checked at every call."""
+    assert_type(sk.send_batch(client, df, message="m", source="S"), sk.BatchResult)
+    assert_type(
+        sk.send_batch(aclient, df, message="m", source="S", timezone="auto"),
+        Awaitable[sk.BatchResult],
+    )
+    sk.preview_batch(client, df, message="m", source="S", windows="Mon 09:00-10:00")
+    sk.send_batch(client, df, message="m", source="S", concurency=2)  # type: ignore[call-overload]
+    sk.send_batch(client, df, message="m", source="S", reply="yes")  # type: ignore[call-overload]
+    sk.send_batch(client, df, message="m")  # type: ignore[call-overload]
+    sk.preview_batch(client, df, source="S", journal="j.sqlite")  # type: ignore[call-arg]

@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Collection, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
-from typing import Any, Literal, TypeAlias
+from functools import lru_cache
+from typing import Any
 
 import pandas as pd
 from pydantic import ValidationError
 
 from surveykit._validation import explain
-from surveykit.batch._segments import count_segments
-from surveykit.batch._template import Template
-from surveykit.batch._windows import next_allowed, windows_from
-from surveykit.models import (
-    CallbackSettings,
-    EmailRequest,
-    MessageType,
-    SendRequest,
-    Window,
+from surveykit.batch._local import (
+    SEVERAL_ZONES,
+    UNKNOWN_ZONE,
+    LocalHours,
+    number_zones,
+    zone,
+    zone_name,
 )
+from surveykit.batch._segments import count_segments
+from surveykit.batch._spec import AUTO, CHANNEL_TYPES, LINK_FIELD, BatchSpec, Skip
+from surveykit.batch._windows import next_allowed
+from surveykit.models import EmailRequest, SendRequest
 from surveykit.models.messages import E164_DIGITS
-
-Channel = Literal["sms", "whatsapp", "facebook", "whatsapp_template", "email"]
 
 OUTCOMES = (
     "sent",
@@ -45,214 +46,7 @@ DEFINITE_FAILURES = frozenset({"failed"})
 did not refuse them by its rules (a 502/503, a connection that never opened, an account
 problem such as 401/403, a send the platform tried and failed)."""
 
-LINK_FIELD = "link"
 _SKIP_REASONS = {"landline", "unreachable", "voip", "mobile", "unknown"}
-
-
-WindowLike: TypeAlias = str | Window | Mapping[str, Any]
-"""One sending window: ``"Mon-Fri 09:00-18:00"``, a :class:`~surveykit.models.Window`, or
-a dict of its fields."""
-Windows: TypeAlias = WindowLike | Sequence[WindowLike]
-"""The ``windows=`` of a batch: one window or a list of them."""
-Skip: TypeAlias = "pd.Series[Any] | str | Collection[str]"
-"""The ``skip=`` of a batch: a boolean Series aligned to the rows, or reasons checked
-against lookups (``"landline"``, ``{"landline", "unreachable"}``)."""
-
-
-@dataclass(frozen=True)
-class BatchSpec:
-    """The arguments of a batch, checked and normalised."""
-
-    channel: Channel
-    message: Template | None
-    source: str
-    destination: str
-    reply: bool
-    windows: list[Window] | None
-    lookup: bool
-    test: bool
-    when: datetime | None
-    timeout: int | None
-    survey_id: int | None
-    on_behalf: str | None
-    to: Template | None = None
-    subject: Template | None = None
-    content: Template | None = None
-    metadata: tuple[str, ...] | Mapping[str, Any] | None = None
-    callback: CallbackSettings | None = None
-    links: str | None = None
-    reuse_links: bool | None = None
-
-    @property
-    def is_email(self) -> bool:
-        """Whether the batch sends email."""
-        return self.channel == "email"
-
-    def templates(self) -> dict[str, Template]:
-        """The templates of this batch by argument name."""
-        named = {
-            "message": self.message,
-            "to": self.to,
-            "subject": self.subject,
-            "content": self.content,
-        }
-        return {name: tpl for name, tpl in named.items() if tpl is not None}
-
-    def fingerprint(self) -> dict[str, Any]:
-        """What must not change between runs that share a journal."""
-        return {
-            "channel": self.channel,
-            "templates": {name: tpl.text for name, tpl in self.templates().items()},
-            "source": self.source,
-            "destination": self.destination,
-            "reply": self.reply,
-            "test": self.test,
-            "windows": [w.to_wire() for w in self.windows] if self.windows is not None else None,
-            "links": self.links,
-        }
-
-
-_CHANNEL_TYPES: dict[str, MessageType] = {
-    "sms": MessageType.SMS,
-    "whatsapp": MessageType.WHATSAPP,
-    "facebook": MessageType.FACEBOOK,
-    "whatsapp_template": MessageType.WHATSAPP_TEMPLATE,
-}
-
-
-def make_spec(
-    df: pd.DataFrame,
-    *,
-    message: str | None,
-    source: str,
-    destination: str | None,
-    channel: str,
-    reply: bool,
-    windows: Windows | None,
-    lookup: bool,
-    test: bool,
-    when: datetime | None,
-    timeout: int | None,
-    survey_id: int | None,
-    on_behalf: str | None,
-    to: str | None,
-    subject: str | None,
-    content: str | None,
-    metadata: Sequence[str] | Mapping[str, Any] | None,
-    callback: CallbackSettings | Mapping[str, Any] | None,
-    links: str | None,
-    reuse_links: bool | None,
-) -> BatchSpec:
-    """Check the batch's arguments against ``df``; raise ValueError naming what is wrong."""
-    if not isinstance(df, pd.DataFrame):
-        raise TypeError(f"df: expected a pandas DataFrame, got {type(df).__name__}")
-    if not df.index.is_unique:
-        dupes = df.index[df.index.duplicated()].unique()[:5].tolist()
-        raise ValueError(f"df: the index must be unique (repeated labels: {dupes})")
-    key = channel.strip().lower().replace("-", "_").replace(" ", "_")
-    if key not in (*_CHANNEL_TYPES, "email"):
-        raise ValueError(
-            f"channel: {channel!r} is not one of sms, whatsapp, facebook, whatsapp_template, email"
-        )
-    if not source or not str(source).strip():
-        raise ValueError("source: the sender (number, short code, brand or email route) is needed")
-    if when is not None and (when.tzinfo is None or when.utcoffset() is None):
-        raise ValueError("when: a timezone-aware datetime is required")
-    columns = [str(c) for c in df.columns]
-    extra = (LINK_FIELD,) if links else ()
-    if links is not None and links not in columns:
-        raise ValueError(f"links: no column {links!r}; columns are {columns}")
-    parsed_windows = windows_from(windows)
-    callback_model = (
-        CallbackSettings.model_validate(dict(callback))
-        if isinstance(callback, Mapping)
-        else callback
-    )
-    if key == "email":
-        # The SendEmail request has none of these: refused by name, never silently dropped.
-        refused = {
-            "reply": reply or None,
-            "timeout": timeout,
-            "survey_id": survey_id,
-            "on_behalf": on_behalf,
-        }
-        given = [name for name, value in refused.items() if value is not None]
-        if given:
-            raise ValueError(
-                f"{', '.join(given)}: not for channel='email' (an email request has no "
-                f"{'such field' if len(given) == 1 else 'such fields'})"
-            )
-        dest = destination or "emailAddress"
-        to_tpl = Template.parse(to if to is not None else "{" + dest + "}", name="to")
-        subject_tpl = Template.parse(subject or "", name="subject") if subject else None
-        content_tpl = Template.parse(content or message or "", name="content")
-        if subject_tpl is None:
-            raise ValueError("subject: an email batch needs a subject template")
-        if not content_tpl.text.strip():
-            raise ValueError("content: an email batch needs a content (or message) template")
-        for name, tpl in (("to", to_tpl), ("subject", subject_tpl), ("content", content_tpl)):
-            tpl.check_columns(columns, name=name, extra=extra)
-        meta: tuple[str, ...] | Mapping[str, Any] | None
-        if metadata is None or isinstance(metadata, Mapping):
-            meta = metadata
-        else:
-            meta = tuple(metadata)
-            missing = [m for m in meta if m not in columns]
-            if missing:
-                raise ValueError(f"metadata: no column {missing}; columns are {columns}")
-        return BatchSpec(
-            channel="email",
-            message=None,
-            source=str(source),
-            destination=dest,
-            reply=False,
-            windows=parsed_windows,  # applied through each row's When (_plan_rows)
-            lookup=lookup,
-            test=test,
-            when=when,
-            timeout=None,
-            survey_id=None,
-            on_behalf=None,
-            to=to_tpl,
-            subject=subject_tpl,
-            content=content_tpl,
-            metadata=meta,
-            callback=callback_model,
-            links=links,
-            reuse_links=reuse_links,
-        )
-    if message is None:
-        raise ValueError("message: a message template is needed")
-    for name, value in (
-        ("to", to),
-        ("subject", subject),
-        ("content", content),
-        ("metadata", metadata),
-        ("callback", callback),
-    ):
-        if value is not None:
-            raise ValueError(f"{name}: only for channel='email'")
-    dest = destination or "mobileNumber"
-    if dest not in columns:
-        raise ValueError(f"destination: no column {dest!r}; columns are {columns}")
-    message_tpl = Template.parse(message, name="message")
-    message_tpl.check_columns(columns, name="message", extra=extra)
-    return BatchSpec(
-        channel=key,  # type: ignore[arg-type]
-        message=message_tpl,
-        source=str(source),
-        destination=dest,
-        reply=reply,
-        windows=parsed_windows,
-        lookup=lookup,
-        test=test,
-        when=when,
-        timeout=timeout,
-        survey_id=survey_id,
-        on_behalf=on_behalf,
-        links=links,
-        reuse_links=reuse_links,
-    )
 
 
 @dataclass
@@ -269,6 +63,9 @@ class RowPlan:
     outcome: str | None = None  # decided without sending (rejected, invalid, skipped)
     error: str | None = None
     send_at: datetime | None = None
+    check: str | None = None  # number_check: "valid" or "unverified" (not for email)
+    zone: str | None = None  # the row's local zone(s), when windows are local
+    local_time: datetime | None = None  # send_at in the row's (first) zone
     extra: dict[str, Any] = field(default_factory=dict)
 
 
@@ -345,12 +142,19 @@ def plan_rows(
     keys: Callable[[Any], str],
 ) -> Iterable[RowPlan]:
     """Render and validate every row; yield one :class:`RowPlan` per row, in order."""
-    start = spec.when or start or datetime.now(UTC)
+    now = start or datetime.now(UTC)
+    base = spec.when or now
+    local = (
+        LocalHours(spec.windows, spec.platform)
+        if spec.zones is not None and spec.windows is not None
+        else None
+    )
     mask, reasons = skip if skip is not None else (None, None)
     # Plain lists: one pandas lookup per row would cost more than rendering the row.
     skipped = mask.to_numpy(dtype=bool).tolist() if mask is not None else None
     why = reasons.tolist() if reasons is not None else None
     records = df.to_dict("index")
+    phones = _phones(df, spec)
     for position, (label, row) in enumerate(records.items()):
         values = {str(k): v for k, v in row.items()}
         key = keys(label)
@@ -364,6 +168,8 @@ def plan_rows(
                 plan.destination = spec.to.render(values).strip()
             else:
                 plan.destination = _destination_text(values.get(spec.destination))
+                if plan.destination is not None and phones is not None:
+                    _normalised(plan, spec, phones, position)
         except KeyError as missing:
             plan.outcome, plan.error = "rejected", f"missing value for {{{missing.args[0]}}}"
             yield plan
@@ -382,6 +188,9 @@ def plan_rows(
             )
             yield plan
             continue
+        if plan.outcome is not None:  # a number refused as written
+            yield plan
+            continue
         try:
             if spec.is_email:
                 _plan_email(plan, spec, values)
@@ -394,16 +203,106 @@ def plan_rows(
             plan.outcome = "invalid" if reason.startswith("destination") else "rejected"
             plan.error = reason
         if plan.outcome is None:
-            submit = start + timedelta(seconds=position / rate) if rate else start
-            plan.send_at = next_allowed(spec.windows, submit)
-            if plan.send_at is None:
-                plan.outcome, plan.error = "rejected", "no sending window ever opens"
-            elif spec.is_email and plan.send_at != submit and plan.request is not None:
-                # An email request has no Window: the platform is told When instead.
-                plan.request.when = plan.send_at
+            offset = timedelta(seconds=position / rate) if rate else timedelta(0)
+            row_when = spec.row_when[position] if spec.row_when is not None else None
+            submit = base + offset if row_when is None else max(row_when, now + offset)
+            if local is not None:
+                # A local send's `when` is worked out here: never before now (the platform
+                # would send a past `when` at once, whatever the respondent's hour).
+                submit = max(submit, now + offset)
+            _schedule(plan, spec, submit, row_when, values, local)
         if plan.outcome is not None:
             plan.request = None  # decided without sending: nothing may go out for it
         yield plan
+
+
+NO_WINDOW = "no sending window ever opens"
+UNVERIFIED = "unverified"
+
+
+def _phones(df: pd.DataFrame, spec: BatchSpec) -> tuple[list[Any], list[Any], list[Any]] | None:
+    """The destination column normalised once, as the import does: digits, reasons, checks."""
+    if spec.is_email:
+        return None
+    from surveykit.frames._phone import normalize_phone_numbers
+
+    found = normalize_phone_numbers(df[spec.destination], spec.region)
+    return found.digits.tolist(), found.reason.tolist(), found.check.tolist()
+
+
+def _normalised(
+    plan: RowPlan, spec: BatchSpec, phones: tuple[list[Any], list[Any], list[Any]], row: int
+) -> None:
+    """Give the row its E.164 digits and number_check, or refuse the number as written."""
+    digits, reasons, checks = phones
+    written = plan.destination
+    if reasons[row] is not None or not isinstance(digits[row], str):
+        plan.outcome = "invalid"
+        plan.error = f"{spec.destination}: {written!r}: {reasons[row] or 'not a phone number'}"
+        return
+    plan.destination, plan.check = digits[row], checks[row]
+    if spec.strict and plan.check == UNVERIFIED:
+        plan.outcome = "rejected"
+        plan.error = (
+            f"{spec.destination}: {written!r} is unverified (possible, but not a valid "
+            "number for phonenumbers); strict=True refuses it"
+        )
+
+
+def _schedule(
+    plan: RowPlan,
+    spec: BatchSpec,
+    submit: datetime,
+    row_when: datetime | None,
+    values: Mapping[str, Any],
+    local: LocalHours | None,
+) -> None:
+    """Give a planned row its send time, its request's When (and local Windows), or a reason."""
+    request = plan.request
+    assert request is not None
+    if row_when is not None:
+        request.when = row_when
+    if local is None:
+        # The platform reads windows on its own clock.
+        due = next_allowed(spec.windows, submit.astimezone(spec.platform))
+        if due is None:
+            plan.outcome, plan.error = "rejected", NO_WINDOW
+            return
+        plan.send_at = due.astimezone(UTC)
+        if spec.is_email and plan.send_at != submit:
+            # An email request has no Window: the platform is told When instead.
+            request.when = plan.send_at
+        return
+    zones = _row_zones(spec, plan, values)
+    if not zones:
+        plan.outcome, plan.error = "rejected", UNKNOWN_ZONE
+        return
+    plan.zone = ", ".join(zones)
+    sent = local.plan(zones, submit)
+    if sent is None:
+        plan.outcome = "rejected"
+        plan.error = SEVERAL_ZONES if len(zones) > 1 else NO_WINDOW
+        return
+    plan.send_at = sent.when
+    plan.local_time = sent.when.astimezone(zone(zones[0]))
+    request.when = sent.when
+    if isinstance(request, SendRequest):
+        request.window = sent.windows
+
+
+@lru_cache(maxsize=1024)
+def _zone_key(name: str) -> str:
+    return zone_name(zone(name))
+
+
+def _row_zones(spec: BatchSpec, plan: RowPlan, values: Mapping[str, Any]) -> tuple[str, ...]:
+    assert spec.zones is not None
+    kind = spec.zones[0]
+    if kind == AUTO:
+        return number_zones(plan.destination or "")
+    if kind == "column":
+        return (_zone_key(str(values[spec.zones[1]]).strip()),)
+    return (spec.zones[1],)
 
 
 def _plan_message(plan: RowPlan, spec: BatchSpec, values: dict[str, Any]) -> None:
@@ -432,7 +331,7 @@ def _plan_message(plan: RowPlan, spec: BatchSpec, values: dict[str, Any]) -> Non
         lookup=spec.lookup or None,
         test=spec.test or None,
         timeout=spec.timeout,
-        type=None if spec.channel == "sms" else _CHANNEL_TYPES[spec.channel],
+        type=None if spec.channel == "sms" else CHANNEL_TYPES[spec.channel],
         on_behalf=spec.on_behalf,
         survey_id=spec.survey_id,
     )

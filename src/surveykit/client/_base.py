@@ -14,6 +14,7 @@ import logging
 import time
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
+from datetime import tzinfo
 from typing import (
     TYPE_CHECKING,
     Any,
@@ -435,8 +436,15 @@ class BaseClient:
         headers: Mapping[str, str] | None,
         has_transport: bool,
         limits: httpx.Limits | None = None,
+        window_timezone: str | None = None,
     ) -> None:
         settings = resolve(base_url, token)
+        self.window_timezone: tzinfo | None = None
+        """The zone in which the platform reads a send Window (None: surveykit assumes UTC)."""
+        if window_timezone is not None:
+            from surveykit._platform import zone
+
+            self.window_timezone = zone(window_timezone, field="window_timezone")
         if settings.base_url is None and not has_transport:
             from surveykit.sandbox import Sandbox
 

@@ -40,6 +40,10 @@ class Client(ResourceGroups[Sync]):
             at most 4 s (see ``DEFAULT_LIMITS``). They are shared out between small pools
             of 4 connections (:class:`~surveykit.client._pool.ShardedTransport`), so that
             the cost of a request does not grow with the number of connections.
+        window_timezone: the IANA zone in which the platform reads a send Window (for
+            example ``"Europe/London"``). The reference does not say; surveykit assumes
+            UTC unless told here. Batches use it to show send times and to move local
+            windows (``send_batch(..., timezone=...)``) to the platform's clock.
         transport: an httpx transport (tests, proxies, the in-process sandbox).
 
     Example:
@@ -59,6 +63,7 @@ class Client(ResourceGroups[Sync]):
         allow_insecure_http: bool = False,
         headers: Mapping[str, str] | None = None,
         limits: httpx.Limits | None = None,
+        window_timezone: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -72,6 +77,7 @@ class Client(ResourceGroups[Sync]):
             headers=headers,
             has_transport=transport is not None,
             limits=limits,
+            window_timezone=window_timezone,
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)

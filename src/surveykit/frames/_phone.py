@@ -1,22 +1,24 @@
 """Phone numbers to the platform's E.164 digits, one parse per distinct value.
 
 A column is first reduced to its distinct values, so a list with many repeats of a number
-costs one check per number. Distinct values in the common shapes (E.164 digits with or
-without ``+``; with a default region whose international prefix is ``00``, ``00`` + E.164
-and national numbers with a ``0`` trunk prefix; any of these with spaces, dots, dashes,
-slashes or parentheses) are turned into candidate digits and validated in bulk against
-phonenumbers' own metadata and rules (patterns, possible lengths, number types, the region
-choice for shared calling codes), as pyarrow regex kernels per calling code. The bulk check
-only ever accepts; every value it does not prove valid goes through ``phonenumbers.parse``,
-so both paths give the same answer (tests compare them over every region).
+costs one check per number. Distinct values in the common shapes are turned into candidate
+digits and proven valid in bulk (:mod:`surveykit.frames._phone_bulk`). The bulk check only
+ever accepts; every value it does not prove valid goes through ``phonenumbers.parse``, so
+both paths give the same answer (tests compare them over every region).
 
 Reading rules: text with ``+`` (or ``tel:+``) is international; bare digits with a default
 region are read as that region's national number when that is valid, else as E.164 (so a US
 list's ``2015550123`` is not the Egyptian +20 1555 0123, while ``447911123456`` stays
 British); other text is national for the default region, or, without one, ``00`` + E.164.
 
+Checks: a number phonenumbers finds valid is ``"valid"``. One it finds possible (a length
+its country allows) but not valid is ``"unverified"``: a range newer than the metadata, or a
+fictional one such as the UK's 07700 900xxx. It is kept unless ``strict=True``, which
+refuses it with a reason that says so. For bare digits with a default region a valid reading
+(national first) wins over an unverified one.
+
 Parses: one per distinct value, except bare digits with a default region whose national
-reading is invalid, whose E.164 reading is a second parse (no phonenumbers call gives
+reading is not valid, whose E.164 reading is a second parse (no phonenumbers call gives
 both). Within one column no (text, region) is handed to ``phonenumbers.parse`` twice: a
 memo per column lets spellings that reduce to one candidate share a parse (without a
 region, ``+44 7911 12345`` and ``0044 7911 12345`` both parse ``+44791112345``).
@@ -28,7 +30,7 @@ import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Final, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -38,19 +40,32 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from phonenumbers import NumberParseException, PhoneNumberFormat, ValidationResult
 
+from surveykit.frames._phone_bulk import NON_GEO, PUNCTUATION, bulk_candidates, fast_valid
 from surveykit.frames._values import _NONE, clean_text
 from surveykit.models import E164_DIGITS
 
-__all__ = ["PhoneNormalization", "normalize_phone_number", "normalize_phone_numbers"]
+__all__ = [
+    "UNVERIFIED",
+    "VALID",
+    "PhoneCheck",
+    "PhoneNormalization",
+    "normalize_phone_number",
+    "normalize_phone_numbers",
+]
 
-_E164_CANDIDATE = r"^\+?[1-9][0-9]{1,14}$"
-_NON_GEO = "001"
+PhoneCheck = Literal["valid", "unverified"]
+VALID: Final = "valid"
+UNVERIFIED: Final = "unverified"
+STRICT_NOTE: Final = " (unverified, refused as strict=True)"
+
 # A float written out as text by a spreadsheet or CSV export: "447911123456.0".
 _FLOAT_TEXT = re.compile(r"^(\+?[0-9]+)\.0+$")
 
 ObjArray = npt.NDArray[np.object_]
 
-_Parsed = tuple[str, None] | tuple[None, str]
+# (digits, reason, check): digits and check set for a kept number, reason for a refused one.
+# An unverified parse carries both its digits and the reason strict=True gives it.
+_Parsed = tuple[str | None, str | None, PhoneCheck | None]
 _Memo = dict[tuple[str, str | None], _Parsed]
 
 
@@ -61,15 +76,19 @@ class PhoneNormalization:
     Attributes:
         digits: E.164 digits (no ``+``) per row, missing where the input is missing or the
             number was rejected; indexed like the input.
-        reason: why the row's number was rejected, None where it is valid or missing.
+        reason: why the row's number was rejected, None where it is kept or missing.
+        check: per row, ``"valid"`` (phonenumbers finds the number valid), ``"unverified"``
+            (possible but not valid, kept because ``strict`` is False), or None where the
+            input is missing or the number was rejected; indexed like the input.
         number_id: per row, an integer naming its normalised number (rows with the same
             digits share it, whatever their spelling); -1 where there is none.
         distinct: how many distinct non-missing values were checked.
-        distinct_numbers: how many distinct valid numbers they spell.
+        distinct_numbers: how many distinct kept numbers they spell.
     """
 
     digits: pd.Series[str]
     reason: pd.Series[Any]
+    check: pd.Series[Any]
     number_id: npt.NDArray[np.intp]
     distinct: int
     distinct_numbers: int
@@ -79,25 +98,42 @@ class PhoneNormalization:
 class _Phones:
     digits: pa.Array  # per row, null where missing or rejected
     reason: ObjArray  # per row
+    check: ObjArray  # per row: "valid", "unverified" or None
     number_id: npt.NDArray[np.intp]
     distinct: int
     distinct_numbers: int
 
 
 def normalize_phone_number(
-    value: Any, default_region: str | None = None
-) -> tuple[str, None] | tuple[None, str]:
+    value: Any, default_region: str | None = None, *, strict: bool = False
+) -> tuple[str | None, str | None]:
     """Normalise one phone number to E.164 digits.
 
-    Returns ``(digits, None)`` for a valid number and ``(None, reason)`` otherwise (the
-    reason is ``"missing"`` for None, NaN or blank). ``default_region`` (ISO 3166 alpha-2,
-    such as ``"GB"``) is how national numbers (``07911 123456``) are read; without it only
-    international numbers are accepted. The reading rules are in the module docstring.
+    Args:
+        value: the number as written: text in national, international, E.164 or RFC 3966
+            form with any punctuation, an integer, or a spreadsheet float.
+        default_region: how national numbers (``07911 123456``) are read (ISO 3166 alpha-2,
+            such as ``"GB"``); without it only international numbers are accepted. The
+            reading rules are in the module docstring.
+        strict: refuse numbers that are possible but not valid instead of keeping them.
+
+    Returns:
+        ``(digits, None)`` for a valid number; ``(digits, "unverified")`` for a number kept
+        although phonenumbers does not find it valid (possible length, unknown range); and
+        ``(None, reason)`` for a refused one (the reason is ``"missing"`` for None, NaN or
+        blank).
+
+    Raises:
+        ValueError: ``default_region`` is not a region phonenumbers knows.
 
     >>> normalize_phone_number("07911 123456", "GB")
     ('447911123456', None)
     >>> normalize_phone_number("447911123456.0")
     ('447911123456', None)
+    >>> normalize_phone_number("+44 7700 900123")
+    ('447700900123', 'unverified')
+    >>> normalize_phone_number("+44 7700 900123", strict=True)[1]
+    'not a valid number for region GB (unverified, refused as strict=True)'
     """
     region = _check_region(default_region)
     text, reason = _to_text(value)
@@ -105,54 +141,72 @@ def normalize_phone_number(
         return None, reason
     if text is None:
         return None, "missing"
-    return _normalize_text(text, region)
+    digits, reason, check = _normalize_text(text, region, strict)
+    return digits, (UNVERIFIED if check == UNVERIFIED else reason)
 
 
 def normalize_phone_numbers(
-    values: pd.Series[Any], default_region: str | None = None
+    values: pd.Series[Any], default_region: str | None = None, *, strict: bool = False
 ) -> PhoneNormalization:
     """Normalise a column of phone numbers to E.164 digits, checking each distinct value once.
 
     Accepts strings in national, international, E.164 or RFC 3966 form with any punctuation,
     integers, and floats written by spreadsheets (``447911123456.0``), read as
     :func:`normalize_phone_number` reads them.
+
+    Args:
+        values: the column.
+        default_region: how national numbers are read (ISO 3166 alpha-2, such as ``"GB"``).
+        strict: refuse numbers that are possible but not valid instead of keeping them
+            (marked ``"unverified"`` in :attr:`PhoneNormalization.check`).
+
+    Returns:
+        Digits, reasons and checks per row (see :class:`PhoneNormalization`).
+
+    Raises:
+        ValueError: ``default_region`` is not a region phonenumbers knows.
     """
-    res = _normalize_column(values, _check_region(default_region))
+    res = _normalize_column(values, _check_region(default_region), strict=strict)
     return PhoneNormalization(
         digits=pd.Series(res.digits.to_pandas(), dtype="str").set_axis(values.index),
         reason=pd.Series(res.reason, index=values.index, dtype=object),
+        check=pd.Series(res.check, index=values.index, dtype=object),
         number_id=res.number_id,
         distinct=res.distinct,
         distinct_numbers=res.distinct_numbers,
     )
 
 
-def _normalize_column(values: pd.Series[Any], region: str | None) -> _Phones:
+def _normalize_column(values: pd.Series[Any], region: str | None, *, strict: bool) -> _Phones:
     codes, texts, pre_reasons = _distinct_texts(values)
     n_uniques = len(texts)
-    candidates = _bulk_candidates(texts, region)
+    candidates = bulk_candidates(texts, region)
     has = np.asarray(candidates.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     ok = np.zeros(n_uniques, dtype=bool)
     if has.any():
-        ok[has] = _fast_valid(candidates.filter(pa.array(has)))
+        ok[has] = fast_valid(candidates.filter(pa.array(has)))
     u_reason: ObjArray = pre_reasons.copy()
+    u_check: ObjArray = np.full(n_uniques, None, dtype=object)
+    u_check[ok] = VALID
     slow_digits: ObjArray = np.full(n_uniques, None, dtype=object)
     present = np.asarray(texts.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     slow = np.flatnonzero(present & ~ok)
     memo: _Memo = {}
     for i, text in zip(slow.tolist(), texts.take(pa.array(slow)).to_pylist(), strict=True):
-        slow_digits[i], u_reason[i] = _normalize_text(text, region, memo)
+        slow_digits[i], u_reason[i], u_check[i] = _normalize_text(text, region, strict, memo)
     u_digits = pc.if_else(
         pa.array(ok), candidates, pa.array(slow_digits, type=pa.string(), from_pandas=True)
     )
-    # One id per distinct valid number (spellings of one number share it), for dedupe.
+    # One id per distinct kept number (spellings of one number share it), for dedupe.
     encoded = u_digits.dictionary_encode()
     num_codes = np.asarray(pc.fill_null(encoded.indices, -1).to_numpy(), dtype=np.intp)
     slot_reason: ObjArray = np.concatenate([u_reason, _NONE])
+    slot_check: ObjArray = np.concatenate([u_check, _NONE])
     slot_id = np.append(num_codes, -1)
     return _Phones(
         digits=u_digits.take(pa.array(codes, mask=codes < 0)),
         reason=slot_reason[codes],  # code -1 (missing) picks the last slot
+        check=slot_check[codes],
         number_id=slot_id[codes],
         distinct=n_uniques,
         distinct_numbers=len(encoded.dictionary),
@@ -237,150 +291,14 @@ def _refactorize(
     return codes, texts, reasons
 
 
-_PUNCTUATION = r"[\s().\-/]"
-
-
 def _compact(text: str) -> str:
-    return re.sub(_PUNCTUATION, "", text)
+    return re.sub(PUNCTUATION, "", text)
 
 
-@functools.cache
-def _national_rule(region: str | None) -> tuple[bool, str | None]:
-    """(IDD is plain 00, country code when a leading 0 is a plain national prefix) of a region.
-
-    Only these simple shapes are turned into E.164 in bulk; everything else (Italy's kept
-    zero, Brazil's carrier codes, US 011...) is left to ``phonenumbers.parse``.
-    """
-    if region is None:
-        return False, None
-    md = phonenumbers.PhoneMetadata.metadata_for_region(region, None)
-    if md is None:
-        return False, None
-    idd00 = md.international_prefix == "00"
-    npfp = md.national_prefix_for_parsing
-    # With an IDD other than 00 a leading 0 may start an international number (IL: 019...).
-    simple_prefix = (
-        idd00
-        and md.national_prefix == "0"
-        and not md.national_prefix_transform_rule
-        and (npfp is None or re.fullmatch(r"(?:[1-9]\d*\|)*0(?:\|[1-9]\d*)*", npfp) is not None)
-    )
-    return idd00, (str(md.country_code) if simple_prefix else None)
-
-
-def _bulk_candidates(texts: pa.Array, region: str | None) -> pa.Array:
-    """E.164 digits that each text spells, for the shapes read without phonenumbers.parse.
-
-    Null where the text needs the full parse. These candidates are only accepted when
-    :func:`_fast_valid` proves them valid; the rest go through :func:`_normalize_text`.
-    """
-    null = pa.scalar(None, pa.string())
-    e164 = pc.match_substring_regex(texts, _E164_CANDIDATE)
-    out = pc.if_else(e164, pc.utf8_ltrim(texts, "+"), null)
-    if region is not None:
-        out = _drop_ambiguous_bare(out, pc.match_substring_regex(texts, r"^[1-9]"), region)
-    rest = pc.and_(pc.invert(pc.fill_null(e164, True)), texts.is_valid())
-    if not pc.any(rest).as_py():
-        return out
-    # Punctuated spellings: compact only the values that need it.
-    compact = pc.replace_substring_regex(texts.filter(rest), _PUNCTUATION, "")
-    found = pc.if_else(
-        pc.match_substring_regex(compact, _E164_CANDIDATE), pc.utf8_ltrim(compact, "+"), null
-    )
-    if region is not None:
-        found = _drop_ambiguous_bare(found, pc.match_substring_regex(compact, r"^[1-9]"), region)
-    idd00, cc = _national_rule(region)
-    if idd00:
-        intl = pc.match_substring_regex(compact, r"^00[1-9][0-9]{1,14}$")
-        found = pc.if_else(intl, pc.utf8_slice_codeunits(compact, 2), found)
-    if cc is not None:
-        national = pc.binary_join_element_wise(cc, pc.utf8_slice_codeunits(compact, 1), "")
-        nat = pc.and_(
-            pc.match_substring_regex(compact, r"^0[1-9][0-9]+$"),
-            pc.match_substring_regex(national, r"^[1-9][0-9]{1,14}$"),
-        )
-        found = pc.if_else(nat, national, found)
-    return pc.replace_with_mask(out, rest, found)
-
-
-@dataclass(frozen=True)
-class _BareRules:
-    cc: str
-    national_prefix: str | None
-    idd: str | None
-    lengths: pa.Array  # national number lengths the country code's regions allow
-
-
-@functools.cache
-def _bare_rules(region: str) -> _BareRules | None:
-    """What reading bare digits in bulk needs to know of a region.
-
-    None when the region's own numbers cannot be checked in bulk.
-    """
-    md = phonenumbers.PhoneMetadata.metadata_for_region(region, None)
-    if md is None or md.country_code is None or _regions_for(md.country_code) is None:
-        return None
-    npfp = md.national_prefix_for_parsing or md.national_prefix or None
-    idd = md.international_prefix or None
-    try:
-        for pattern in (npfp, idd):
-            if pattern:
-                pc.match_substring_regex(pa.array(["0"]), f"^(?:{pattern})")
-    except pa.ArrowInvalid:
-        return None
-    lengths: set[int] = set()
-    for region_code in phonenumbers.COUNTRY_CODE_TO_REGION_CODE[md.country_code]:
-        rmd = phonenumbers.PhoneMetadata.metadata_for_region(region_code, None)
-        if rmd is None or not rmd.general_desc or not rmd.general_desc.possible_length:
-            return None
-        lengths.update(rmd.general_desc.possible_length)
-    return _BareRules(
-        cc=str(md.country_code),
-        national_prefix=f"^(?:{npfp})" if npfp else None,
-        idd=f"^(?:{idd})" if idd else None,
-        lengths=pa.array(sorted(lengths), type=pa.int32()),
-    )
-
-
-def _drop_ambiguous_bare(candidates: pa.Array, bare: pa.Array, region: str) -> pa.Array:
-    """Null out bare-digit candidates that the region might read as a national number.
-
-    Bare digits (no ``+``) with a default region are read nationally first (see
-    :func:`_normalize_text`). Their E.164 reading is accepted in bulk only when the region's
-    reading is provably different and invalid: the digits do not start with its national or
-    international prefix, and country code + digits is not a valid number.
-    """
-    bare = pc.and_(pc.fill_null(bare, False), candidates.is_valid())
-    if not pc.any(bare).as_py():
-        return candidates
-    rules = _bare_rules(region)
-    null = pa.scalar(None, pa.string())
-    if rules is None:
-        return pc.if_else(bare, null, candidates)
-    unsure = pa.array(np.zeros(len(candidates), dtype=bool))
-    for pattern in (rules.national_prefix, rules.idd):
-        if pattern:
-            unsure = pc.or_(
-                unsure,
-                pc.and_(bare, pc.fill_null(pc.match_substring_regex(candidates, pattern), False)),
-            )
-    # Read nationally, the digits are the national number: only lengths the region allows.
-    check = pc.and_(
-        pc.and_(bare, pc.invert(unsure)),
-        pc.is_in(pc.utf8_length(candidates), value_set=rules.lengths),
-    )
-    idx = np.flatnonzero(np.asarray(check.to_numpy(zero_copy_only=False), dtype=bool))
-    if len(idx):
-        national = pc.binary_join_element_wise(rules.cc, candidates.take(pa.array(idx)), "")
-        valid_national = _fast_valid(national)
-        mask = np.zeros(len(candidates), dtype=bool)
-        mask[idx[valid_national]] = True
-        unsure = pc.or_(unsure, pa.array(mask))
-    return pc.if_else(unsure, null, candidates)
-
-
-def _normalize_text(text: str, region: str | None, memo: _Memo | None = None) -> _Parsed:
-    """Normalise one stripped, non-empty text with phonenumbers.
+def _normalize_text(
+    text: str, region: str | None, strict: bool, memo: _Memo | None = None
+) -> _Parsed:
+    """Normalise one stripped, non-empty text with phonenumbers; strict applied.
 
     ``memo`` keeps the parses of one column, keyed by what was parsed (text, region).
     """
@@ -396,22 +314,37 @@ def _normalize_text(text: str, region: str | None, memo: _Memo | None = None) ->
     bare = compact.lstrip("+")
     if E164_DIGITS.fullmatch(bare) and compact.count("+") <= 1:
         if region is None or compact.startswith("+"):
-            return parse("+" + bare, None)
+            return _decide(parse("+" + bare, None), strict)
         # Bare digits with a default region can be read both ways; the region's reading wins
         # when it is valid (a US list's 2015550123 is not the Egyptian +20 1555 0123), so it
-        # is parsed first and the E.164 reading only when it is not.
+        # is parsed first and the E.164 reading only when it is not. A valid reading beats
+        # an unverified one; the national reading's reason explains a refusal.
         national = parse(text, region)
-        if national[0] is not None:
+        if national[2] == VALID:
             return national
         as_e164 = parse("+" + bare, None)
-        return as_e164 if as_e164[0] is not None else national
+        if as_e164[2] == VALID:
+            return as_e164
+        if not strict and national[2] is None and as_e164[2] == UNVERIFIED:
+            return _decide(as_e164, strict)
+        return _decide(national, strict)
     if compact.startswith("+") or compact.lower().startswith("tel:+"):
-        return parse(text, None)
+        return _decide(parse(text, None), strict)
     if compact.startswith("00") and region is None:
         # 00 is the international prefix in most of the world. Without a region
         # phonenumbers refuses any number without "+", so the text is parsed only that way.
-        return parse("+" + compact[2:], None)
-    return parse(text, region)
+        return _decide(parse("+" + compact[2:], None), strict)
+    return _decide(parse(text, region), strict)
+
+
+def _decide(parsed: _Parsed, strict: bool) -> _Parsed:
+    """An unverified parse kept (no reason) or, under strict, refused (no digits)."""
+    digits, reason, check = parsed
+    if check != UNVERIFIED:
+        return parsed
+    if strict:
+        return None, f"{reason}{STRICT_NOTE}", None
+    return digits, None, check
 
 
 _PARSE_REASONS = {
@@ -428,189 +361,65 @@ def _parse_one(text: str, region: str | None) -> _Parsed:
     except NumberParseException as exc:
         if exc.error_type == NumberParseException.INVALID_COUNTRY_CODE:
             if region is None and not text.lstrip().startswith(("+", "tel:+")):
-                return None, "no region given for a national number"
-            return None, "invalid country code"
-        return None, _PARSE_REASONS.get(exc.error_type, "not a phone number")
+                return None, "no region given for a national number", None
+            return None, "invalid country code", None
+        return None, _PARSE_REASONS.get(exc.error_type, "not a phone number"), None
     if num.extension:
-        return None, f"has an extension ({num.extension})"
-    # Validity is phonenumbers' is_valid_number; the length check only explains a refusal.
+        return None, f"has an extension ({num.extension})", None
+    digits = phonenumbers.format_number(num, PhoneNumberFormat.E164)[1:]
     if phonenumbers.is_valid_number(num):
-        return phonenumbers.format_number(num, PhoneNumberFormat.E164)[1:], None
+        return digits, None, VALID
     where = _where(num)
     possible = phonenumbers.is_possible_number_with_reason(num)
+    if (
+        possible == ValidationResult.IS_POSSIBLE
+        and E164_DIGITS.fullmatch(digits)
+        and _fits_numbering_plan(num)
+    ):
+        return digits, f"not a valid number for {where}", UNVERIFIED
+    return None, _impossible_reason(possible, where, num), None
+
+
+def _fits_numbering_plan(num: phonenumbers.PhoneNumber) -> bool:
+    """The number has the general shape of its country's numbers (no type need match).
+
+    "Possible" alone only checks the length: a truncated ``0791112`` read in GB keeps its 0
+    and has a possible length, but no British number starts with 0.
+    """
+    cc = num.country_code
+    nsn = phonenumbers.national_significant_number(num)
+    return any(p.fullmatch(nsn) for p in _general_patterns(cc)) if cc else False
+
+
+@functools.cache
+def _general_patterns(cc: int) -> tuple[re.Pattern[str], ...]:
+    out = []
+    for region in phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(cc, ()):
+        md = phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(cc, region)
+        desc = md.general_desc if md is not None else None
+        if desc is not None and desc.national_number_pattern:
+            out.append(re.compile(desc.national_number_pattern))
+    return tuple(out)
+
+
+def _impossible_reason(possible: int, where: str, num: phonenumbers.PhoneNumber) -> str:
     if possible == ValidationResult.TOO_SHORT:
-        return None, "too short"
+        return "too short"
     if possible == ValidationResult.TOO_LONG:
-        return None, "too long"
+        return "too long"
     if possible == ValidationResult.INVALID_LENGTH:
-        return None, f"invalid length for {where}"
+        return f"invalid length for {where}"
     if possible == ValidationResult.IS_POSSIBLE_LOCAL_ONLY:
-        return None, "too short (a local number without its area code)"
+        return "too short (a local number without its area code)"
     if possible == ValidationResult.INVALID_COUNTRY_CODE:
-        return None, f"invalid country code {num.country_code}"
-    return None, f"not a valid number for {where}"
+        return f"invalid country code {num.country_code}"
+    return f"not a valid number for {where}"
 
 
 def _where(num: phonenumbers.PhoneNumber) -> str:
     if num.country_code is None:
         return "an unknown country code"
     region = phonenumbers.region_code_for_country_code(num.country_code)
-    if region in (None, "ZZ", _NON_GEO):
+    if region in (None, "ZZ", NON_GEO):
         return f"country code {num.country_code}"
     return f"region {region}"
-
-
-# --- bulk validation of E.164 digits against phonenumbers' metadata -------------------
-
-# Valid means "some type matches", so the order only matters for speed: commonest first.
-_TYPE_DESCS = (
-    "mobile",
-    "fixed_line",
-    "toll_free",
-    "premium_rate",
-    "shared_cost",
-    "voip",
-    "personal_number",
-    "pager",
-    "uan",
-    "voicemail",
-)
-
-
-@dataclass(frozen=True)
-class _Desc:
-    lengths: pa.Array | None  # possible lengths, None when any length passes
-    pattern: str
-
-
-@dataclass(frozen=True)
-class _Region:
-    leading_digits: str | None
-    general: _Desc
-    types: tuple[_Desc, ...]
-
-
-def _desc(desc: Any) -> _Desc | None:
-    if desc is None or not desc.national_number_pattern:
-        return None
-    lengths = (
-        pa.array(list(desc.possible_length), type=pa.int32()) if desc.possible_length else None
-    )
-    return _Desc(lengths=lengths, pattern=f"^(?:{desc.national_number_pattern})$")
-
-
-@functools.cache
-def _regions_for(cc: int) -> tuple[_Region, ...] | None:
-    """Validation rules for a calling code, or None to leave it to the slow path."""
-    region_codes = phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(cc)
-    if not region_codes or _NON_GEO in region_codes:
-        return None
-    out: list[_Region] = []
-    for code in region_codes:
-        md = phonenumbers.PhoneMetadata.metadata_for_region(code.upper(), None)
-        if md is None:
-            continue
-        general = _desc(md.general_desc)
-        if general is None:
-            continue
-        types = tuple(
-            d for d in (_desc(getattr(md, name)) for name in _TYPE_DESCS) if d is not None
-        )
-        ld = f"^(?:{md.leading_digits})" if md.leading_digits else None
-        out.append(_Region(leading_digits=ld, general=general, types=types))
-    try:  # every pattern must compile under RE2, or the code goes to the slow path
-        probe = pa.array(["0"])
-        for r in out:
-            for d in (r.general, *r.types):
-                pc.match_substring_regex(probe, d.pattern)
-            if r.leading_digits:
-                pc.match_substring_regex(probe, r.leading_digits)
-    except pa.ArrowInvalid:
-        return None
-    return tuple(out)
-
-
-def _matches(nsn: pa.Array, lengths: pa.Array, desc: _Desc) -> npt.NDArray[np.bool_]:
-    ok = pc.match_substring_regex(nsn, desc.pattern)
-    if desc.lengths is not None:
-        ok = pc.and_(ok, pc.is_in(lengths, value_set=desc.lengths))
-    return np.asarray(ok.to_numpy(zero_copy_only=False), dtype=bool)
-
-
-def _subset(arr: pa.Array, idx: npt.NDArray[np.intp]) -> pa.Array:
-    return arr if len(idx) == len(arr) else arr.take(pa.array(idx))
-
-
-def _type_known(region: _Region, nsn: pa.Array, lengths: pa.Array) -> npt.NDArray[np.bool_]:
-    """Phonenumbers' number type is not UNKNOWN: general pattern and some type's pattern."""
-    ok = _matches(nsn, lengths, region.general)
-    if not ok.any():
-        return ok
-    typed = np.zeros(len(ok), dtype=bool)
-    for desc in region.types:
-        idx = np.flatnonzero(ok & ~typed)
-        if not len(idx):
-            break
-        typed[idx] = _matches(_subset(nsn, idx), _subset(lengths, idx), desc)
-    return ok & typed
-
-
-def _fast_valid(digits: pa.Array) -> npt.NDArray[np.bool_]:
-    """For E.164 digit strings: True where phonenumbers would call the number valid as written.
-
-    False means "not proven here"; those values go to the full parse.
-    """
-    n = len(digits)
-    valid = np.zeros(n, dtype=bool)
-    cc = np.zeros(n, dtype=np.int64)
-    known = phonenumbers.COUNTRY_CODE_TO_REGION_CODE
-    for k in (1, 2, 3):
-        prefix = pc.utf8_slice_codeunits(digits, 0, k)
-        codes = pa.array([str(c) for c in known if len(str(c)) == k], type=pa.string())
-        hit = np.asarray(
-            pc.is_in(prefix, value_set=codes).to_numpy(zero_copy_only=False), dtype=bool
-        )
-        # Calling codes form a prefix code: at most one length matches.
-        new = hit & (cc == 0)
-        if new.any():
-            cc[new] = np.asarray(pc.cast(prefix.filter(pa.array(new)), pa.int64()))
-    # Group by calling code once, so that each group is a zero-copy slice.
-    order = np.argsort(cc, kind="stable")
-    sorted_cc = cc[order]
-    by_cc = digits.take(pa.array(order))
-    group_codes, starts = np.unique(sorted_cc, return_index=True)
-    ends = np.append(starts[1:], n)
-    for code, start, end in zip(group_codes.tolist(), starts.tolist(), ends.tolist(), strict=True):
-        regions = _regions_for(code) if code > 0 else None
-        if not regions:
-            continue
-        nsn = pc.utf8_slice_codeunits(by_cc.slice(start, end - start), len(str(code)))
-        lengths = pc.utf8_length(nsn)
-        ok = np.zeros(end - start, dtype=bool)
-        undecided = np.ones(end - start, dtype=bool)
-        # Same order and rule as phonenumbers' region_code_for_number: the first region whose
-        # leading digits match wins, else the first whose type is known.
-        for region in regions:
-            sub = np.flatnonzero(undecided)
-            if not len(sub):
-                break
-            s_nsn, s_len = _subset(nsn, sub), _subset(lengths, sub)
-            if region.leading_digits is not None:
-                chosen = np.asarray(
-                    pc.match_substring_regex(s_nsn, region.leading_digits).to_numpy(
-                        zero_copy_only=False
-                    ),
-                    dtype=bool,
-                )
-                if chosen.any():
-                    c_idx = np.flatnonzero(chosen)
-                    ok[sub[c_idx]] = _type_known(
-                        region, _subset(s_nsn, c_idx), _subset(s_len, c_idx)
-                    )
-                    undecided[sub[c_idx]] = False
-            else:
-                known_type = _type_known(region, s_nsn, s_len)
-                ok[sub[known_type]] = True
-                undecided[sub[known_type]] = False
-        valid[order[start:end]] = ok
-    return valid

@@ -337,7 +337,7 @@ def build_import_list(
 
     # Fixed check order, so the reason a row shows does not depend on column order.
     if phone_col is not None:
-        phones = _normalize_column(df[phone_col], region)
+        phones = _normalize_column(df[phone_col], region, strict=False)
         rej.add(is_given(phones.reason), phone_col, phones.reason)
         has_contact |= np.asarray(phones.digits.is_valid().to_numpy(zero_copy_only=False))
     email_col = by_target.get("emailAddress")
