@@ -8,6 +8,7 @@ the submission itself or one zone's window opening, so the candidates are scanne
 from __future__ import annotations
 
 from datetime import UTC, date, datetime, time, timedelta
+from pathlib import Path
 from zoneinfo import ZoneInfo
 
 import pandas as pd
@@ -475,3 +476,62 @@ async def test_an_async_client_sends_in_local_hours_too() -> None:
         when = result.frame.at[label, "when"].to_pydatetime()
         assert when == expected_first(parsed, zones_of(number), MONDAY_9_UTC)
         assert scheduled[number] == when
+
+
+def test_a_timezone_column_may_say_auto_for_some_rows() -> None:
+    client = sandbox_client()
+    df = people(UK, AU_MOBILE, NEW_YORK, tz=["auto", "Australia/Perth", "AUTO"])
+    result = sk.send_batch(
+        client, df, message="Hi", source=SOURCE, windows=HOURS, timezone="tz", progress=False
+    )
+    parsed = windows_from(HOURS)
+    assert parsed is not None
+    assert list(result.frame["outcome"]) == ["sent", "sent", "sent"]
+    assert result.frame.at["r0", "timezone"] == ", ".join(zones_of(UK))
+    assert result.frame.at["r1", "timezone"] == "Australia/Perth"
+    assert result.frame.at["r2", "timezone"] == "America/New_York"
+    for label, zones in (
+        ("r0", zones_of(UK)),
+        ("r1", ["Australia/Perth"]),
+        ("r2", zones_of(NEW_YORK)),
+    ):
+        moment = result.frame.at[label, "when"].to_pydatetime()
+        assert moment == expected_first(parsed, zones, MONDAY_9_UTC)
+
+
+def test_auto_cells_are_refused_for_email_rows() -> None:
+    df = pd.DataFrame(
+        {"emailAddress": ["a@example.org"], "tz": ["auto"]}, index=pd.Index(["r0"], name="row")
+    )
+    with pytest.raises(sk.ValidationError, match=r"timezone: column 'tz', row 'r0': 'auto'"):
+        sk.preview_batch(
+            sandbox_client(),
+            df,
+            channel="email",
+            subject="Hi",
+            content="Hello",
+            source="surveys@example.org",
+            windows=HOURS,
+            timezone="tz",
+        )
+
+
+def test_rows_and_journals_are_timed_on_the_sandbox_clock(tmp_path: Path) -> None:
+    from surveykit.campaign._sources import send_table
+
+    start = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
+    client = sandbox_client(start)
+    client.embedded.advance(timedelta(minutes=90))  # type: ignore[union-attr]
+    journal = tmp_path / "wave.sqlite"
+    result = sk.send_batch(
+        client,
+        people(UK, NEW_YORK),
+        message="Hi",
+        source=SOURCE,
+        journal=journal,
+        progress=False,
+    )
+    expected = pd.Timestamp(start + timedelta(minutes=90))
+    assert (result.frame["time"] == expected).all()
+    table, _ = send_table([journal])
+    assert (table["time"] == expected).all()

@@ -135,7 +135,8 @@ OPTIONS: dict[str, Option] = {
     "timezone": Option(
         None,
         'read ``windows`` in each respondent\'s local time: ``"auto"`` (the zone of the '
-        "number, from phonenumbers), a column of zone names, or one zone name such as "
+        "number, from phonenumbers), a column of zone names (a cell ``auto`` takes that "
+        "row's zone from its number), or one zone name such as "
         '``"Europe/London"``. Each row is sent with ``when`` at its first allowed local '
         "moment and its windows moved to the platform's zone for that day (daylight saving "
         "included). A number whose country spans several zones gets only the times inside "

@@ -186,8 +186,15 @@ def remind(
     try:
         results = client.surveys.results(survey)
         status = sk.campaign_status(results, sends=list(journal), events=events, opt_outs=optouts)
+        from surveykit.batch._result import platform_now
+
         reminders = sk.plan_reminders(
-            status, max_contacts=max_contacts, min_gap=min_gap, channel=channel, results=results
+            status,
+            max_contacts=max_contacts,
+            min_gap=min_gap,
+            channel=channel,
+            results=results,
+            now=platform_now(client),  # the sandbox's clock, which timed its journals
         )
         typer.echo(
             f"{survey}: {len(status):,} respondents; "

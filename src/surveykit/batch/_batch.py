@@ -23,6 +23,7 @@ from surveykit.batch._result import (
     BatchInterrupted,
     BatchResult,
     client_region,
+    platform_clock,
     platform_now,
     platform_zone,
 )
@@ -72,6 +73,7 @@ class _Batch:
         progress: bool | Progress,
         start: datetime | None = None,
         opted_out: Callable[[str], bool] | None = None,
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
         if only not in (None, "failed"):
             raise ValueError(f"only: expected None or 'failed', got {only!r}")
@@ -85,7 +87,12 @@ class _Batch:
         self.on_row: Progress | None = progress if callable(progress) else None
         self.bucket = TokenBucket(rate)
         self.skip = skip_mask(df, skip, lookups)
-        self.journal = Journal(journal, timeout=journal_timeout) if journal is not None else None
+        self.clock = clock or (lambda: datetime.now(UTC))
+        self.journal = (
+            Journal(journal, timeout=journal_timeout, clock=self.clock)
+            if journal is not None
+            else None
+        )
         self.known: dict[str, JournalRow] = {}
         if self.journal is not None:
             try:
@@ -197,6 +204,9 @@ class _Batch:
                 opted_out=self.opted_out,
             )
 
+    def _now(self) -> str:
+        return self.clock().astimezone(UTC).isoformat(timespec="milliseconds")
+
     def _keep(self, plan: RowPlan, previous: JournalRow, outcome: str | None) -> None:
         fields = {
             "message_id": previous.message_id,
@@ -224,7 +234,7 @@ class _Batch:
             "outcome": outcome,
             "fields": fields,
             "attempts": attempts,
-            "time": time or datetime.now(UTC).isoformat(timespec="milliseconds"),
+            "time": time or self._now(),
         }
         self._tick(outcome)
 
@@ -235,7 +245,7 @@ class _Batch:
             outcome=result.outcome,
             fields=result.fields,
             attempts=result.attempts,
-            time=datetime.now(UTC).isoformat(timespec="milliseconds"),
+            time=self._now(),
         )
         entry["sent_now"] = result.sent_now
         if result.sent_now:  # an opted-out row made no request
@@ -407,6 +417,7 @@ def send_batch(
         concurrency=given["concurrency"],
         progress=given["progress"],
         start=platform_now(client),
+        clock=platform_clock(client),
         opted_out=_opt_out_check(given["opt_outs"]),
     )
     from surveykit.client import AsyncClient

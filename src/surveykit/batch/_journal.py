@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import UTC, datetime
 from os import PathLike
@@ -88,8 +89,8 @@ def _canonical(value: Any) -> str:
     return json.dumps(value, sort_keys=True, default=str)
 
 
-def _now() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
+def _machine_now() -> datetime:
+    return datetime.now(UTC)
 
 
 class Journal:
@@ -100,15 +101,24 @@ class Journal:
         durable: ``synchronous=FULL`` (survives a power cut), not ``NORMAL``.
         timeout: seconds to wait while another run holds the journal; 0 refuses at once,
             None waits as long as it takes.
+        clock: what ``updated_at`` is read from (a batch passes the platform's clock, so
+            an embedded sandbox's virtual time is recorded); this machine's UTC time by
+            default.
 
     Raises:
         JournalLockedError: another run (in this process or another) holds the journal.
     """
 
     def __init__(
-        self, path: str | PathLike[str], *, durable: bool = False, timeout: float | None = 0.0
+        self,
+        path: str | PathLike[str],
+        *,
+        durable: bool = False,
+        timeout: float | None = 0.0,
+        clock: Callable[[], datetime] = _machine_now,
     ) -> None:
         self.path = str(path)
+        self._clock = clock
         self._lock = threading.Lock()
         self._held = JournalLock(self.path, timeout=timeout)
         try:
@@ -119,6 +129,9 @@ class Journal:
         except BaseException:
             self._held.release()
             raise
+
+    def _now(self) -> str:
+        return self._clock().astimezone(UTC).isoformat(timespec="milliseconds")
 
     def check_fingerprint(self, fingerprint: dict[str, Any]) -> None:
         """Bind the journal to one batch; refuse a journal written by a different one."""
@@ -164,7 +177,7 @@ class Journal:
                 "INSERT INTO rows (row_key, destination, link, state, updated_at)"
                 " VALUES (?, ?, ?, ?, ?)"
                 " ON CONFLICT(row_key) DO UPDATE SET link=excluded.link",
-                (key, destination, link, PENDING, _now()),
+                (key, destination, link, PENDING, self._now()),
             )
 
     def mark_in_flight(self, key: str, destination: str, text: str, attempts: int) -> None:
@@ -176,14 +189,14 @@ class Journal:
                 " ON CONFLICT(row_key) DO UPDATE SET destination=excluded.destination,"
                 " text=excluded.text, state=excluded.state, outcome=NULL,"
                 " attempts=excluded.attempts, updated_at=excluded.updated_at",
-                (key, destination, text, IN_FLIGHT, attempts, _now()),
+                (key, destination, text, IN_FLIGHT, attempts, self._now()),
             )
 
     def mark_pending(self, key: str) -> None:
         """The platform refused the request without acting on it (429): not in flight."""
         with self._lock:
             self._db.execute(
-                "UPDATE rows SET state=?, updated_at=? WHERE row_key=?", (PENDING, _now(), key)
+                "UPDATE rows SET state=?, updated_at=? WHERE row_key=?", (PENDING, self._now(), key)
             )
 
     def record(self, key: str, outcome: str, fields: dict[str, Any], attempts: int) -> None:
@@ -204,7 +217,7 @@ class Journal:
                     fields.get("number_type"),
                     fields.get("error"),
                     attempts,
-                    _now(),
+                    self._now(),
                     key,
                 ),
             )

@@ -301,7 +301,10 @@ def _row_zones(spec: BatchSpec, plan: RowPlan, values: Mapping[str, Any]) -> tup
     if kind == AUTO:
         return number_zones(plan.destination or "")
     if kind == "column":
-        return (_zone_key(str(values[spec.zones[1]]).strip()),)
+        cell = str(values[spec.zones[1]]).strip()
+        if cell.lower() == AUTO:  # this row's zone comes from its number
+            return number_zones(plan.destination or "")
+        return (_zone_key(cell),)
     return (spec.zones[1],)
 
 

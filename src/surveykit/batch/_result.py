@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import html
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, tzinfo
 from typing import Any
@@ -127,6 +128,19 @@ def platform_now(client: Any) -> datetime | None:
     return now
 
 
+def platform_clock(client: Any) -> Callable[[], datetime]:
+    """The clock a batch records its rows' times on: an embedded sandbox's, else UTC now.
+
+    Contact times in journals and outcome frames are then comparable with the platform's
+    own times (results, callbacks), which ``campaign_status`` and ``plan_reminders`` need.
+    """
+    embedded = getattr(client, "embedded", None)
+    if embedded is not None:
+        now: Callable[[], datetime] = embedded.now
+        return now
+    return lambda: datetime.now(UTC)
+
+
 def platform_zone(client: Any) -> tzinfo:
     """The zone in which the platform reads a Window: the client's ``window_timezone``, else UTC.
 
@@ -150,6 +164,7 @@ __all__ = [
     "BatchPreview",
     "BatchResult",
     "client_region",
+    "platform_clock",
     "platform_now",
     "platform_zone",
 ]

@@ -155,8 +155,15 @@ def _zones(value: Any, df: pd.DataFrame, is_email: bool) -> tuple[str, ...] | No
             if cell is None or (not isinstance(cell, str) and pd.isna(cell)):
                 raise ValidationError(
                     f"timezone: column {value!r}, row {label!r} is empty; give every row a "
-                    "time zone name"
+                    "time zone name (or 'auto')"
                 )
+            if str(cell).strip().lower() == AUTO:
+                if is_email:
+                    raise ValidationError(
+                        f"timezone: column {value!r}, row {label!r}: 'auto' reads the zone "
+                        "from a phone number; an email row needs a time zone name"
+                    )
+                continue
             zone(str(cell), field=f"timezone: column {value!r}, row {label!r}")
         return ("column", value)
     if value.strip().lower() == AUTO:
