@@ -25,7 +25,7 @@ def test_every_code_cell_was_run_and_kept_its_output(path: Path) -> None:
 
 def test_the_example_notebooks_exist() -> None:
     names = {path.name[:2] for path in NOTEBOOKS}
-    assert names >= {"01", "02", "03", "04", "05", "06", "07", "08", "09"}
+    assert names >= {"01", "02", "03", "04", "05", "06", "07", "08", "09", "10"}
 
 
 SANITIZE = NOTEBOOKS[0].parent / "nbval_sanitize.cfg"

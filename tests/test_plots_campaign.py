@@ -138,3 +138,12 @@ def test_timeline_from_a_status_frame(case: Any) -> None:
     )
     with pytest.raises(plots.PlotError, match="nothing to draw"):
         plots.plot_campaign_timeline()
+
+
+def test_a_timeline_of_one_instant_shows_an_hour_around_it(case: Any) -> None:
+    status = case[3].copy()
+    instant = pd.Timestamp("2026-03-02 09:00", tz="UTC")
+    status["first_contact"] = status["first_contact"].where(status["first_contact"].isna(), instant)
+    fig = plots.plot_campaign_timeline(status)
+    low, high = (matplotlib.dates.num2date(x) for x in fig.axes[0].get_xlim())
+    assert (low, high) == (instant - pd.Timedelta(hours=1), instant + pd.Timedelta(hours=1))

@@ -193,6 +193,10 @@ def plot_campaign_timeline(
         ax.axvline(x, color="#777777", linestyle=":", linewidth=1)
         ax.annotate(wave, (start, 1.0), xycoords=("data", "axes fraction"), xytext=(2, -10),
                     textcoords="offset points", fontsize=8, color="#555555")  # fmt: skip
+    firsts = [series.index.min() for _, series, _ in lines if len(series)]
+    if firsts and end is not None and min(firsts) == end:
+        # Every point at one instant: matplotlib would pick a range of years around it.
+        ax.set_xlim(end - pd.Timedelta(hours=1), end + pd.Timedelta(hours=1))
     ax.set_ylabel("cumulative count")
     ax.set_ylim(bottom=0)
     ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
