@@ -189,6 +189,14 @@ def import_(
     region: Annotated[
         str | None, typer.Option(metavar="REGION", help="Region of national phone numbers (GB).")
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse numbers that are possible but not valid for phonenumbers (kept and "
+            "marked unverified by default).",
+        ),
+    ] = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -211,8 +219,10 @@ def import_(
     """Import respondents from a file; print the plan and write every row's outcome.
 
     The outcome (one row per input row: row, status, message, when, reason, and for
-    rejected rows the column, value and duplicate_of, the row with that number first) goes
-    to --out, by default FILE.import.csv beside FILE (people.csv -> people.csv.import.csv).
+    rejected rows the column, value and duplicate_of, the row with that number first; and
+    number_check: valid, or unverified for a number phonenumbers finds possible but not
+    valid, refused under --strict) goes to --out, by default FILE.import.csv beside FILE
+    (people.csv -> people.csv.import.csv).
 
     Exits with status 1, after writing the outcome, when the platform does not know the
     reference, or when rows were not imported for another reason than their data (a
@@ -232,7 +242,7 @@ def import_(
     if not dry_run:
         check_output(target, "--out")
     try:
-        plan = sk.build_import_list(df, mapping or None, default_region=region)
+        plan = sk.build_import_list(df, mapping or None, default_region=region, strict=strict)
     except ValueError as exc:
         raise usage(str(exc)) from None
     typer.echo(repr(plan))
