@@ -14,9 +14,10 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from surveykit._phone_text import UNVERIFIED, check_region
 from surveykit.frames._join import label_series
 from surveykit.frames._mapping import ColumnMappingError, resolve_mapping
-from surveykit.frames._phone import UNVERIFIED, _check_region, _normalize_column, _Phones
+from surveykit.frames._phone import _normalize_column, _Phones
 from surveykit.frames._values import (
     EMAIL_REASON,
     Column,
@@ -343,7 +344,7 @@ def build_import_list(
         raise TypeError(f"df must be a pandas DataFrame, not {type(df).__name__}")
     if email_policy not in ("reject", "warn"):
         raise ValueError(f"email_policy must be 'reject' or 'warn', not {email_policy!r}")
-    region = _check_region(default_region)
+    region = check_region(default_region)
     full, inferred = resolve_mapping(list(df.columns), mapping, infer=infer)
     by_target = {t: c for c, t in full.items() if t is not None}
     if "mobileNumber" not in by_target and "emailAddress" not in by_target:
