@@ -37,6 +37,7 @@ class AsyncClient(ResourceGroups[Async]):
         allow_insecure_http: bool = False,
         headers: Mapping[str, str] | None = None,
         limits: httpx.Limits | None = None,
+        default_region: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -50,6 +51,7 @@ class AsyncClient(ResourceGroups[Async]):
             headers=headers,
             has_transport=transport is not None,
             limits=limits,
+            default_region=default_region,
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)

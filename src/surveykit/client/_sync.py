@@ -40,6 +40,11 @@ class Client(ResourceGroups[Sync]):
             at most 4 s (see ``DEFAULT_LIMITS``). They are shared out between small pools
             of 4 connections (:class:`~surveykit.client._pool.ShardedTransport`), so that
             the cost of a request does not grow with the number of connections.
+        default_region: how national numbers given to ``messages.send`` and
+            ``messages.lookup`` (and the batch functions) are read when a call gives no
+            ``region=``: an ISO 3166 alpha-2 code such as ``"GB"``. Default: the
+            ``SURVEYKIT_DEFAULT_REGION`` environment variable, else None (only
+            international numbers and E.164 digits are accepted).
         transport: an httpx transport (tests, proxies, the in-process sandbox).
 
     Example:
@@ -59,6 +64,7 @@ class Client(ResourceGroups[Sync]):
         allow_insecure_http: bool = False,
         headers: Mapping[str, str] | None = None,
         limits: httpx.Limits | None = None,
+        default_region: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -72,6 +78,7 @@ class Client(ResourceGroups[Sync]):
             headers=headers,
             has_transport=transport is not None,
             limits=limits,
+            default_region=default_region,
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)
