@@ -218,3 +218,16 @@ def test_import_command_keeps_unverified_numbers_and_strict_refuses_them(tmp_pat
     outcome = pd.read_csv(tmp_path / "people.csv.import.csv", dtype=str)
     assert outcome["status"].tolist() == ["Success", "rejected"]
     assert outcome["reason"].iloc[1].endswith("(unverified, refused as strict=True)")
+
+
+def test_import_command_reads_the_default_region_from_the_environment(tmp_path: Path) -> None:
+    source = tmp_path / "people.csv"
+    pd.DataFrame({"First Name": ["Ana"], "Phone": ["07911 123001"]}).to_csv(source, index=False)
+    env = {"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": "", "SURVEYKIT_DEFAULT_REGION": "GB"}
+    runner = CliRunner()
+    result = runner.invoke(app, ["import", "CSAT-SMS-2026", str(source), "--dry-run"], env=env)
+    assert result.exit_code == 0, result.output
+    assert "1 rows -> 1 records, 0 rejected" in result.output
+    env["SURVEYKIT_DEFAULT_REGION"] = ""
+    result = runner.invoke(app, ["import", "CSAT-SMS-2026", str(source), "--dry-run"], env=env)
+    assert "rejected 1: no region given for a national number" in result.output

@@ -9,6 +9,7 @@ input's ``row`` (1 = the first row under the header).
 
 from __future__ import annotations
 
+import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -187,7 +188,11 @@ def import_(
         typer.Option("--map", metavar="COLUMN=PROPERTY", help="Map a column; repeatable."),
     ] = None,
     region: Annotated[
-        str | None, typer.Option(metavar="REGION", help="Region of national phone numbers (GB).")
+        str | None,
+        typer.Option(
+            metavar="REGION",
+            help="Region of national phone numbers (GB); default SURVEYKIT_DEFAULT_REGION.",
+        ),
     ] = None,
     strict: Annotated[
         bool,
@@ -241,6 +246,10 @@ def import_(
     target = outcome_path(file, out, "import")
     if not dry_run:
         check_output(target, "--out")
+    if region is None:
+        from surveykit.client._numbers import ENV_DEFAULT_REGION
+
+        region = os.environ.get(ENV_DEFAULT_REGION) or None
     try:
         plan = sk.build_import_list(df, mapping or None, default_region=region, strict=strict)
     except ValueError as exc:
