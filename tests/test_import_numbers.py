@@ -231,3 +231,7 @@ def test_import_command_reads_the_default_region_from_the_environment(tmp_path: 
     env["SURVEYKIT_DEFAULT_REGION"] = ""
     result = runner.invoke(app, ["import", "CSAT-SMS-2026", str(source), "--dry-run"], env=env)
     assert "rejected 1: no region given for a national number" in result.output
+    env["SURVEYKIT_DEFAULT_REGION"] = "XX"
+    result = runner.invoke(app, ["import", "CSAT-SMS-2026", str(source), "--dry-run"], env=env)
+    assert result.exit_code == 2
+    assert "SURVEYKIT_DEFAULT_REGION: 'XX' is not a region" in result.output

@@ -9,7 +9,6 @@ input's ``row`` (1 = the first row under the header).
 
 from __future__ import annotations
 
-import os
 import sys
 from datetime import datetime
 from pathlib import Path
@@ -247,9 +246,12 @@ def import_(
     if not dry_run:
         check_output(target, "--out")
     if region is None:
-        from surveykit.client._numbers import ENV_DEFAULT_REGION
+        from surveykit.client._numbers import resolve_default_region
 
-        region = os.environ.get(ENV_DEFAULT_REGION) or None
+        try:
+            region = resolve_default_region(None)  # SURVEYKIT_DEFAULT_REGION
+        except sk.ConfigurationError as exc:
+            raise usage(str(exc)) from None
     try:
         plan = sk.build_import_list(df, mapping or None, default_region=region, strict=strict)
     except ValueError as exc:
