@@ -471,7 +471,9 @@ async def test_lookup_frame_and_skip(kind: str, tmp_path: Path) -> None:
     assert looked["number_type"].tolist()[:4] == ["Mobile", "Landline", "Mobile", "Mobile"]
     assert looked["reachable"].tolist()[:4] == [True, True, True, False]
     assert looked.loc[4, "error"] == "no number"
-    assert looked.loc[5, "error"] == "not E.164 digits"
+    assert looked.loc[5, "error"] == "no region given for a national number"
+    assert looked["number_check"].iloc[:4].tolist() == ["unverified"] * 4
+    assert looked["number_check"].iloc[4:].isna().all()
     again = await run(lookup_frame(client_for(platform, kind), df, cache=cache))
     assert again.attrs["requests"] == 0
     assert again["cached"].tolist()[:4] == [True] * 4

@@ -84,7 +84,7 @@ def test_national_numbers_need_a_region_and_the_clients_default_gives_it() -> No
     assert result.frame.at["r0", "error"] == (
         "mobileNumber: '07911 123456': no region given for a national number"
     )
-    client.default_region = "GB"  # type: ignore[attr-defined]  # Client(default_region=...)
+    client = sk.Client.sandbox(client.embedded, default_region="GB")
     again = sk.preview_batch(client, df, message="Hi", source=SOURCE)
     assert again.frame["outcome"].tolist() == ["ready", "ready", "invalid"]
     assert again.frame.at["r0", "destination"] == expected("07911 123456", "GB")[0]

@@ -466,10 +466,25 @@ USAGE = [
         id="send-email-reply",
     ),
     pytest.param(
-        ["lookup", "+447911123456"],
-        r"^surveykit: NUMBER '\+447911123456' is not in "
-        r"the expected form; expected E\.164",
+        ["lookup", "+44 7911 12"],
+        r"^surveykit: NUMBER '\+44 7911 12' cannot be read as a phone number \(too short.*\); "
+        r"expected E\.164 digits",
         id="lookup-number",
+    ),
+    pytest.param(
+        ["lookup", "07911 123456"],
+        r"^surveykit: NUMBER '07911 123456' cannot be read .*no region given.*--region",
+        id="lookup-national-without-region",
+    ),
+    pytest.param(
+        ["lookup", "07700 900123", "--region", "GB", "--strict"],
+        r"^surveykit: NUMBER '07700 900123' cannot be read .*unverified, refused as strict=True",
+        id="lookup-strict",
+    ),
+    pytest.param(
+        ["lookup", "07911 123456", "--region", "XX"],
+        r"^surveykit: --region: 'XX' is not a region phonenumbers knows",
+        id="lookup-region",
     ),
     pytest.param(
         ["listen", "--max-body", "0"], r"Invalid value for '--max-body'", id="listen-max-body"

@@ -706,6 +706,7 @@ def test_join_results_carry_the_rejections_column_value_and_first_row(
         "column",
         "value",
         "duplicate_of",
+        "number_check",
     ]
     assert out.loc["b", ["column", "value", "duplicate_of"]].tolist() == [
         "Mobile",

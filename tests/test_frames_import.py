@@ -234,6 +234,7 @@ def test_progress_shows_the_plan_with_its_inferred_mapping_and_counts_the_rows(
         "rejected": 1,
         "rejected_by_reason": {"not a phone number": 1},
         "warnings": 0,
+        "unverified": 0,
         "mapping": {"First Name": "firstName", "Mobile": "mobileNumber"},
         "inferred": {"First Name": "firstName", "Mobile": "mobileNumber"},
     }

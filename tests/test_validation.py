@@ -32,9 +32,30 @@ def _send(**fields: Any) -> Callable[[sk.Client], Any]:
 
 CASES = [
     pytest.param(
-        _send(destination="+447700900123"),
-        [("destination", r"'\+447700900123' is not in the expected form; expected E\.164")],
-        id="destination-with-plus",
+        _send(destination="+44 7911 12"),
+        [
+            (
+                "destination",
+                r"'\+44 7911 12' cannot be read as a phone number \(.+\); expected E\.164 "
+                r"digits \(447911123456\), an international number with \+",
+            )
+        ],
+        id="destination-unreadable",
+    ),
+    pytest.param(
+        _send(destination="07911 123456"),
+        [("destination", r"'07911 123456' cannot be read .*no region given.*Client\(default_")],
+        id="destination-national-without-region",
+    ),
+    pytest.param(
+        _send(destination="+44 7700 900123", strict=True),
+        [("destination", r"'\+44 7700 900123' is refused as strict=True: .*possible but not")],
+        id="destination-strict",
+    ),
+    pytest.param(
+        _send(destination="07911 123456", region="XX"),
+        [("region", r"'XX' is not a region phonenumbers knows; expected an ISO 3166")],
+        id="destination-region",
     ),
     pytest.param(
         lambda c: c.messages.send(destination="447700900123", source="A", message="x"),
@@ -109,9 +130,14 @@ CASES = [
         id="results-format",
     ),
     pytest.param(
-        lambda c: c.messages.lookup("+447700900123"),
-        [("number", r"'\+447700900123' is not in the expected form; expected E\.164")],
+        lambda c: c.messages.lookup("+44 (0) 7911"),
+        [("number", r"'\+44 \(0\) 7911' cannot be read as a phone number .*expected E\.164")],
         id="lookup-number",
+    ),
+    pytest.param(
+        lambda c: c.messages.lookup(["447911123456"]),  # type: ignore[arg-type]
+        [("number", r"\['447911123456'\] is not a phone number; expected E\.164")],
+        id="lookup-not-text",
     ),
     pytest.param(
         lambda c: c.keywords.delete("  "),
@@ -143,11 +169,11 @@ def test_each_field_gets_one_sentence_naming_problem_and_form(
 
 def test_the_models_refusal_is_kept_as_the_cause(client: sk.Client) -> None:
     with pytest.raises(sk.ValidationError) as caught:
-        client.messages.send(destination="0", source="A", message="x", reply=False)
+        client.messages.send(destination="447700900123", source="A", message="x", reply="maybe")
     cause = caught.value.__cause__
     assert isinstance(cause, pydantic.ValidationError)
-    assert [error["loc"] for error in cause.errors()] == [("destination",)]
-    assert caught.value.fields == ["destination"]
+    assert [error["loc"] for error in cause.errors()] == [("reply",)]
+    assert caught.value.fields == ["reply"]
 
 
 def test_async_client_gives_the_same_error() -> None:
@@ -162,7 +188,7 @@ def test_async_client_gives_the_same_error() -> None:
                 await c.messages.send(destination="0", source="A", message="x", reply=False)
             return str(caught.value)
 
-    assert asyncio.run(main()).startswith("destination: '0' is not in the expected form")
+    assert asyncio.run(main()).startswith("destination: '0' cannot be read as a phone number")
 
 
 def test_valid_arguments_still_build_the_request(client: sk.Client) -> None:

@@ -200,8 +200,20 @@ def import_(
         typer.Option("--map", metavar="COLUMN=PROPERTY", help="Map a column; repeatable."),
     ] = None,
     region: Annotated[
-        str | None, typer.Option(metavar="REGION", help="Region of national phone numbers (GB).")
+        str | None,
+        typer.Option(
+            metavar="REGION",
+            help="Region of national phone numbers (GB); default SURVEYKIT_DEFAULT_REGION.",
+        ),
     ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse numbers that are possible but not valid for phonenumbers (kept and "
+            "marked unverified by default).",
+        ),
+    ] = False,
     out: Annotated[
         Path | None,
         typer.Option(
@@ -224,8 +236,10 @@ def import_(
     """Import respondents from a file; print the plan and write every row's outcome.
 
     The outcome (one row per input row: row, status, message, when, reason, and for
-    rejected rows the column, value and duplicate_of, the row with that number first) goes
-    to --out, by default FILE.import.csv beside FILE (people.csv -> people.csv.import.csv).
+    rejected rows the column, value and duplicate_of, the row with that number first; and
+    number_check: valid, or unverified for a number phonenumbers finds possible but not
+    valid, refused under --strict) goes to --out, by default FILE.import.csv beside FILE
+    (people.csv -> people.csv.import.csv).
 
     Exits with status 1, after writing the outcome, when the platform does not know the
     reference, or when rows were not imported for another reason than their data (a
@@ -244,8 +258,15 @@ def import_(
     target = outcome_path(file, out, "import")
     if not dry_run:
         check_output(target, "--out")
+    if region is None:
+        from surveykit.client._numbers import resolve_default_region
+
+        try:
+            region = resolve_default_region(None)  # SURVEYKIT_DEFAULT_REGION
+        except sk.ConfigurationError as exc:
+            raise usage(str(exc)) from None
     try:
-        plan = sk.build_import_list(df, mapping or None, default_region=region)
+        plan = sk.build_import_list(df, mapping or None, default_region=region, strict=strict)
     except ValueError as exc:
         raise usage(str(exc)) from None
     typer.echo(repr(plan))

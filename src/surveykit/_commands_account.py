@@ -28,25 +28,56 @@ _LISTEN_MAX_BODY = 64 * 1024
 def lookup(
     numbers: Annotated[
         list[str],
-        typer.Argument(metavar="NUMBER...", help="E.164 digits, e.g. 447911123456."),
+        typer.Argument(
+            metavar="NUMBER...",
+            help="Numbers as written: 447911123456, '+44 7911 123456', or national numbers "
+            "with --region ('07911 123456').",
+        ),
     ],
+    region: Annotated[
+        str | None,
+        typer.Option(
+            metavar="REGION",
+            help="Region of national numbers (GB); default SURVEYKIT_DEFAULT_REGION.",
+        ),
+    ] = None,
+    strict: Annotated[
+        bool,
+        typer.Option(
+            "--strict",
+            help="Refuse numbers that are possible but not valid for phonenumbers (looked up "
+            "and marked unverified by default).",
+        ),
+    ] = False,
     base_url: BaseUrl = None,
     token: Token = None,
     allow_insecure_http: AllowInsecureHttp = False,
 ) -> None:
-    """Look numbers up: status, carrier, reachable and number type."""
+    """Look numbers up: status, carrier, reachable, number type and number check."""
     import pandas as pd
 
     import surveykit as sk
-    from surveykit._validation import E164_FORM
-    from surveykit.models import E164_DIGITS
+    from surveykit._phone_text import normalize_text
+    from surveykit.client._numbers import region_for
 
-    for number in numbers:
-        if not E164_DIGITS.fullmatch(number):
-            raise usage(f"NUMBER {number!r} is not in the expected form; expected {E164_FORM}")
     client = make_client(base_url, token, allow_insecure_http=allow_insecure_http)
+    try:
+        reading = region_for(region, client.default_region)
+    except sk.ValidationError as exc:
+        raise usage(str(exc).replace("region: ", "--region: ", 1)) from None
+    for number in numbers:
+        text = number.strip()
+        digits, reason, _ = normalize_text(text, reading, strict) if text else (None, "empty", None)
+        if digits is None:
+            raise usage(
+                f"NUMBER {number!r} cannot be read as a phone number ({reason}); expected "
+                "E.164 digits (447911123456), an international number with + "
+                "(+44 7911 123456), or a national number with --region (07911 123456)"
+            )
     check_token(client)
-    frame = sk.lookup_frame(client, pd.DataFrame({"mobileNumber": numbers}))
+    frame = sk.lookup_frame(
+        client, pd.DataFrame({"mobileNumber": numbers}), region=reading, strict=strict
+    )
     typer.echo(frame.drop(columns=["cached"]).to_string(index=False))
 
 

@@ -15,12 +15,20 @@ from surveykit._dual import returns
 from surveykit.batch._runner import Flow, RowOutcome, run_async, run_sync
 from surveykit.errors import APIStatusError, SurveykitError
 from surveykit.models import LookupResponse
-from surveykit.models.messages import E164_DIGITS
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
 
-LOOKUP_COLUMNS = ["number", "status", "carrier", "reachable", "number_type", "error", "cached"]
+LOOKUP_COLUMNS = [
+    "number",
+    "status",
+    "carrier",
+    "reachable",
+    "number_type",
+    "error",
+    "cached",
+    "number_check",
+]
 
 
 class LookupCache:
@@ -63,17 +71,10 @@ class LookupCache:
         self._db.close()
 
 
-def _number(value: Any) -> str | None:
-    if value is None or (not isinstance(value, str) and pd.isna(value)):
-        return None
-    if isinstance(value, float) and value.is_integer():
-        value = int(value)
-    return str(value).strip()
-
-
 def _lookup_flow(number: str, cache: LookupCache) -> Flow[RowOutcome]:
     def call(client: Any) -> Any:
-        return client.messages.lookup(number)
+        # "+": the digits are already E.164; a client's default region must not re-read them.
+        return client.messages.lookup("+" + number)
 
     result = yield call
     if isinstance(result, LookupResponse):
@@ -93,21 +94,28 @@ class _Lookups:
         cache: str | PathLike[str] | None,
         ttl: timedelta,
         concurrency: int,
+        region: str | None,
+        strict: bool,
     ) -> None:
+        # Imported here: surveykit.frames imports the batch runner.
+        from surveykit.frames._phone import normalize_phone_numbers
+
         if column not in df.columns:
             raise ValueError(f"column: no column {column!r}; columns are {list(df.columns)}")
         if concurrency < 1:
             raise ValueError("concurrency: must be at least 1")
         self.df, self.column, self.concurrency = df, column, concurrency
+        phones = normalize_phone_numbers(df[column], region, strict=strict)
+        self.numbers: list[str | None] = [
+            None if pd.isna(d) else str(d) for d in phones.digits.tolist()
+        ]
+        self.reasons: list[str | None] = phones.reason.tolist()
+        self.checks: list[str | None] = phones.check.tolist()
         self.cache = LookupCache(cache)
-        self.numbers: list[str | None] = [_number(value) for value in df[column]]
         self.answers: dict[str, dict[str, Any]] = {}
         self.requests = 0
         oldest = datetime.now(UTC) - ttl
         for number in self._distinct():
-            if not E164_DIGITS.fullmatch(number):
-                self.answers[number] = {"error": "not E.164 digits", "cached": False}
-                continue
             hit = self.cache.get(number, newer_than=oldest)
             if hit is not None:
                 self.answers[number] = {"response": hit, "cached": True}
@@ -126,7 +134,8 @@ class _Lookups:
 
     def frame(self) -> pd.DataFrame:
         records = []
-        for number in self.numbers:
+        rows = zip(self.numbers, self.reasons, self.checks, strict=True)
+        for number, reason, check in rows:
             answer = self.answers.get(number) if number is not None else None
             response: LookupResponse | None = answer.get("response") if answer else None
             records.append(
@@ -140,8 +149,11 @@ class _Lookups:
                     "number_type": None
                     if response is None or response.number_type is None
                     else str(response.number_type),
-                    "error": (answer or {}).get("error") if number is not None else "no number",
+                    "error": (answer or {}).get("error")
+                    if number is not None
+                    else (reason or "no number"),
                     "cached": bool((answer or {}).get("cached", False)),
+                    "number_check": check,
                 }
             )
         frame = pd.DataFrame.from_records(records, index=self.df.index, columns=LOOKUP_COLUMNS)
@@ -159,17 +171,44 @@ def lookup_frame(
     cache: str | PathLike[str] | None = None,
     ttl: timedelta = timedelta(days=7),
     concurrency: int = 8,
+    region: str | None = None,
+    strict: bool = False,
 ) -> pd.DataFrame | Awaitable[pd.DataFrame]:
     """Look up every distinct number of ``df[column]`` and return the answers per row.
 
-    Each distinct valid number is looked up once, concurrently; with ``cache`` (an SQLite
-    file), answers younger than ``ttl`` are reused and a second run makes no request.
-    Failed lookups are not cached. The result is indexed like ``df``: number, status,
-    carrier, reachable, number_type, error, cached; ``frame.attrs["requests"]`` counts the
-    requests made. Pass it to ``send_batch(..., skip={"landline", "unreachable"},
-    lookups=...)`` to leave such numbers out.
+    Numbers are read as the import reads them (:func:`surveykit.normalize_phone_numbers`):
+    any punctuation, ``+`` or ``00`` international numbers, national numbers for
+    ``region`` (default: the client's ``default_region``). Each distinct number is looked
+    up once, concurrently, whatever its spellings; with ``cache`` (an SQLite file),
+    answers younger than ``ttl`` are reused and a second run makes no request. Failed
+    lookups are not cached.
+
+    Args:
+        client: a :class:`~surveykit.Client` or :class:`~surveykit.AsyncClient`.
+        df: the list.
+        column: its column of numbers.
+        cache: an SQLite file of answers, or None.
+        ttl: how long a cached answer is reused.
+        concurrency: lookups in flight at once.
+        region: how national numbers are read (``"GB"``); default the client's.
+        strict: refuse numbers phonenumbers finds possible but not valid instead of
+            looking them up (marked ``unverified`` otherwise).
+
+    Returns:
+        A DataFrame indexed like ``df``: ``number`` (E.164 digits, missing where the value
+        cannot be read), status, carrier, reachable, number_type, ``error`` (the lookup's,
+        or why the value is not a number, or ``no number``), cached, and
+        ``number_check`` (``valid``, ``unverified``, or missing). ``frame.attrs
+        ["requests"]`` counts the requests made. Pass it to ``send_batch(...,
+        skip={"landline", "unreachable"}, lookups=...)`` to leave such numbers out.
+
+    Raises:
+        ValidationError: ``region`` is not a region phonenumbers knows.
     """
-    job = _Lookups(df, column, cache, ttl, concurrency)
+    from surveykit.client._numbers import region_for
+
+    reading = region_for(region, getattr(client, "default_region", None))
+    job = _Lookups(df, column, cache, ttl, concurrency, reading, strict)
     from surveykit.client import AsyncClient
 
     if isinstance(client, AsyncClient):

@@ -38,6 +38,7 @@ class AsyncClient(ResourceGroups[Async]):
         headers: Mapping[str, str] | None = None,
         limits: httpx.Limits | None = None,
         window_timezone: str | None = None,
+        default_region: str | None = None,
         transport: httpx.AsyncBaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -52,6 +53,7 @@ class AsyncClient(ResourceGroups[Async]):
             has_transport=transport is not None,
             limits=limits,
             window_timezone=window_timezone,
+            default_region=default_region,
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)

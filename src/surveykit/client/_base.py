@@ -437,7 +437,11 @@ class BaseClient:
         has_transport: bool,
         limits: httpx.Limits | None = None,
         window_timezone: str | None = None,
+        default_region: str | None = None,
     ) -> None:
+        from surveykit.client._numbers import resolve_default_region
+
+        self._default_region = resolve_default_region(default_region)
         settings = resolve(base_url, token)
         self.window_timezone: tzinfo | None = None
         """The zone in which the platform reads a send Window (None: surveykit assumes UTC)."""
@@ -472,6 +476,15 @@ class BaseClient:
     def base_url(self) -> str | None:
         """The platform's address (without ``/v3.2``)."""
         return self._settings.base_url
+
+    @property
+    def default_region(self) -> str | None:
+        """How national numbers are read when a call gives no ``region=`` (``"GB"``), or None.
+
+        From ``Client(default_region=...)``, else ``SURVEYKIT_DEFAULT_REGION``; None means
+        only international numbers (``+44 7911 123456``) and E.164 digits are accepted.
+        """
+        return self._default_region
 
     @property
     def retry_policy(self) -> RetryPolicy:

@@ -21,11 +21,18 @@ class ResourceGroups(BaseClient, Generic[M]):
         raise NotImplementedError
 
     @classmethod
-    def sandbox(cls, sandbox: Sandbox | None = None, **options: Any) -> Self:
+    def sandbox(
+        cls,
+        sandbox: Sandbox | None = None,
+        *,
+        default_region: str | None = None,
+        **options: Any,
+    ) -> Self:
         """A client of an in-process sandbox (a new one unless given): no network, no account.
 
         ``client.embedded`` is the :class:`~surveykit.sandbox.Sandbox`, for its control
-        methods (journal, clock, simulated replies, faults).
+        methods (journal, clock, simulated replies, faults). ``default_region`` and the
+        other options are the client's (see :class:`~surveykit.Client`).
         """
         from surveykit.sandbox import Sandbox
 
@@ -34,6 +41,7 @@ class ResourceGroups(BaseClient, Generic[M]):
             sandbox.base_url,
             sandbox.admin_token,
             transport=cls._in_process(sandbox.app),
+            default_region=default_region,
             **options,
         )
         client.embedded = sandbox

@@ -44,6 +44,11 @@ class Client(ResourceGroups[Sync]):
             example ``"Europe/London"``). The reference does not say; surveykit assumes
             UTC unless told here. Batches use it to show send times and to move local
             windows (``send_batch(..., timezone=...)``) to the platform's clock.
+        default_region: how national numbers given to ``messages.send`` and
+            ``messages.lookup`` (and the batch functions) are read when a call gives no
+            ``region=``: an ISO 3166 alpha-2 code such as ``"GB"``. Default: the
+            ``SURVEYKIT_DEFAULT_REGION`` environment variable, else None (only
+            international numbers and E.164 digits are accepted).
         transport: an httpx transport (tests, proxies, the in-process sandbox).
 
     Example:
@@ -64,6 +69,7 @@ class Client(ResourceGroups[Sync]):
         headers: Mapping[str, str] | None = None,
         limits: httpx.Limits | None = None,
         window_timezone: str | None = None,
+        default_region: str | None = None,
         transport: httpx.BaseTransport | None = None,
     ) -> None:
         super().__init__(
@@ -78,6 +84,7 @@ class Client(ResourceGroups[Sync]):
             has_transport=transport is not None,
             limits=limits,
             window_timezone=window_timezone,
+            default_region=default_region,
         )
         if transport is None and self.embedded is not None:
             transport = self._in_process(self.embedded.app)

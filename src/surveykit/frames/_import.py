@@ -61,6 +61,7 @@ def _plan_attrs(plan: ImportPlan) -> dict[str, Any]:
         "rejected": s.rejected,
         "rejected_by_reason": dict(s.rejected_by_reason),
         "warnings": s.warnings,
+        "unverified": s.unverified,
         "mapping": {str(column): target for column, target in plan.mapping.items()},
         "inferred": {str(column): target for column, target in s.inferred.items()},
     }
@@ -189,6 +190,7 @@ def import_frame(
     *,
     mapping: Mapping[Hashable, str | None] | None = None,
     default_region: str | None = None,
+    strict: bool = False,
     chunk_size: int = 1000,
     progress: bool = True,
     plan: ImportPlan | None = None,
@@ -196,21 +198,23 @@ def import_frame(
 ) -> pd.DataFrame | Any:
     """Import the respondents of ``df`` into the survey import definition ``reference``.
 
-    Builds the plan with :func:`build_import_list` (``mapping``, ``default_region`` and
-    ``plan_options`` go to it) unless ``plan`` is given, sends the records in chunks of
-    ``chunk_size`` with a progress bar, and returns a DataFrame indexed like ``df``:
+    Builds the plan with :func:`build_import_list` (``mapping``, ``default_region``,
+    ``strict`` and ``plan_options`` go to it) unless ``plan`` is given, sends the records in
+    chunks of ``chunk_size`` with a progress bar, and returns a DataFrame indexed like ``df``:
     ``status`` (``Success``/``Error`` from the platform; ``rejected`` for rows the plan left
     out; ``unknown`` for a chunk whose outcome is unknown, never sent again; ``not sent``;
     ``failed``), ``message``, ``when``, ``reason``, and for rejected rows ``column``,
-    ``value`` and ``duplicate_of`` (see :func:`join_import_results`).
+    ``value`` and ``duplicate_of``, and ``number_check`` (``valid``; ``unverified`` for a
+    number phonenumbers finds possible but not valid, kept unless ``strict=True``; see
+    :func:`join_import_results`).
 
     When it builds the plan itself, it shows it (counts, rejections and the column mapping,
     guessed entries marked ``(inferred)``): logged at INFO on the ``surveykit.frames``
     logger, and shown when ``progress`` is true: as ordinary output in a notebook, on
-    stderr above the progress bar elsewhere. Either
-    way ``result.attrs["plan"]`` describes the plan in plain, JSON-able values: ``rows``,
-    ``records``, ``rejected``, ``rejected_by_reason``, ``warnings``, ``mapping`` (every
-    column, as text, -> property or None) and ``inferred`` (column -> guessed property).
+    stderr above the progress bar elsewhere. Either way ``result.attrs["plan"]`` describes
+    the plan in plain, JSON-able values: ``rows``, ``records``, ``rejected``,
+    ``rejected_by_reason``, ``warnings``, ``unverified``, ``mapping`` (every column, as
+    text, -> property or None) and ``inferred`` (column -> guessed property).
     To check the plan before anything is sent, build it with :func:`build_import_list` and
     pass it as ``plan``.
 
@@ -223,7 +227,9 @@ def import_frame(
     if not df.index.is_unique:
         raise ValueError("df: the index must be unique, to join results back to rows")
     if plan is None:
-        plan = build_import_list(df, mapping, default_region=default_region, **plan_options)
+        plan = build_import_list(
+            df, mapping, default_region=default_region, strict=strict, **plan_options
+        )
         _show(plan, reference, progress)
     elif not plan.source_index.equals(df.index):
         raise ValueError("plan: it was built from another DataFrame (the index differs)")

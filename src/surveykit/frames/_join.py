@@ -72,7 +72,8 @@ def join_import_results(
     rows (missing elsewhere): ``column`` (the DataFrame column at fault, as text),
     ``value`` (the value as given, as text) and ``duplicate_of`` (for a duplicate, the index
     label of the first row with that number; nullable integers, ``Int64``, when the index is
-    made of integers).
+    made of integers); and ``number_check``, how the row's mobile number was checked
+    (``valid``, ``unverified``, missing where there is none: see ``plan.number_check``).
 
     Raises:
         ValueError: more results than records, or ``df_index`` is not the index the plan
@@ -116,8 +117,17 @@ def join_import_results(
             "column": pd.Series(column, dtype="str"),
             "value": pd.Series(value, dtype="str"),
             "duplicate_of": label_series(duplicate_of, index),
+            "number_check": pd.Series(_number_check(plan, n), dtype="str"),
         }
     ).set_axis(index)
+
+
+def _number_check(plan: ImportPlan, n: int) -> npt.NDArray[np.object_]:
+    check = plan.number_check
+    if len(check) != n:  # a plan made without checks (by hand, or an older pickle)
+        return np.full(n, None, dtype=object)
+    out: npt.NDArray[np.object_] = check.to_numpy(dtype=object)
+    return out
 
 
 def label_series(labels: np.ndarray[Any, Any], index: pd.Index) -> pd.Series:

@@ -6,16 +6,8 @@ digits and proven valid in bulk (:mod:`surveykit.frames._phone_bulk`). The bulk 
 ever accepts; every value it does not prove valid goes through ``phonenumbers.parse``, so
 both paths give the same answer (tests compare them over every region).
 
-Reading rules: text with ``+`` (or ``tel:+``) is international; bare digits with a default
-region are read as that region's national number when that is valid, else as E.164 (so a US
-list's ``2015550123`` is not the Egyptian +20 1555 0123, while ``447911123456`` stays
-British); other text is national for the default region, or, without one, ``00`` + E.164.
-
-Checks: a number phonenumbers finds valid is ``"valid"``. One it finds possible (a length
-its country allows) but not valid is ``"unverified"``: a range newer than the metadata, or a
-fictional one such as the UK's 07700 900xxx. It is kept unless ``strict=True``, which
-refuses it with a reason that says so. For bare digits with a default region a valid reading
-(national first) wins over an unverified one.
+The reading rules and the checks (``valid``, ``unverified``, ``strict``) are those of
+:mod:`surveykit._phone_text`, which also serves the client's single numbers.
 
 Parses: one per distinct value, except bare digits with a default region whose national
 reading is not valid, whose E.164 reading is a second parse (no phonenumbers call gives
@@ -26,23 +18,27 @@ region, ``+44 7911 12345`` and ``0044 7911 12345`` both parse ``+44791112345``).
 
 from __future__ import annotations
 
-import functools
 import math
 import re
 from dataclasses import dataclass
-from typing import Any, Final, Literal
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
-from phonenumbers import NumberParseException, PhoneNumberFormat, ValidationResult
 
-from surveykit.frames._phone_bulk import NON_GEO, PUNCTUATION, bulk_candidates, fast_valid
+from surveykit._phone_text import (
+    UNVERIFIED,
+    VALID,
+    Memo,
+    PhoneCheck,
+    check_region,
+    normalize_text,
+)
+from surveykit.frames._phone_bulk import bulk_candidates, fast_valid
 from surveykit.frames._values import _NONE, clean_text
-from surveykit.models import E164_DIGITS
 
 __all__ = [
     "UNVERIFIED",
@@ -53,20 +49,10 @@ __all__ = [
     "normalize_phone_numbers",
 ]
 
-PhoneCheck = Literal["valid", "unverified"]
-VALID: Final = "valid"
-UNVERIFIED: Final = "unverified"
-STRICT_NOTE: Final = " (unverified, refused as strict=True)"
-
 # A float written out as text by a spreadsheet or CSV export: "447911123456.0".
 _FLOAT_TEXT = re.compile(r"^(\+?[0-9]+)\.0+$")
 
 ObjArray = npt.NDArray[np.object_]
-
-# (digits, reason, check): digits and check set for a kept number, reason for a refused one.
-# An unverified parse carries both its digits and the reason strict=True gives it.
-_Parsed = tuple[str | None, str | None, PhoneCheck | None]
-_Memo = dict[tuple[str, str | None], _Parsed]
 
 
 @dataclass(frozen=True)
@@ -135,13 +121,13 @@ def normalize_phone_number(
     >>> normalize_phone_number("+44 7700 900123", strict=True)[1]
     'not a valid number for region GB (unverified, refused as strict=True)'
     """
-    region = _check_region(default_region)
+    region = check_region(default_region)
     text, reason = _to_text(value)
     if reason is not None:
         return None, reason
     if text is None:
         return None, "missing"
-    digits, reason, check = _normalize_text(text, region, strict)
+    digits, reason, check = normalize_text(text, region, strict)
     return digits, (UNVERIFIED if check == UNVERIFIED else reason)
 
 
@@ -166,7 +152,7 @@ def normalize_phone_numbers(
     Raises:
         ValueError: ``default_region`` is not a region phonenumbers knows.
     """
-    res = _normalize_column(values, _check_region(default_region), strict=strict)
+    res = _normalize_column(values, check_region(default_region), strict=strict)
     return PhoneNormalization(
         digits=pd.Series(res.digits.to_pandas(), dtype="str").set_axis(values.index),
         reason=pd.Series(res.reason, index=values.index, dtype=object),
@@ -191,9 +177,9 @@ def _normalize_column(values: pd.Series[Any], region: str | None, *, strict: boo
     slow_digits: ObjArray = np.full(n_uniques, None, dtype=object)
     present = np.asarray(texts.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
     slow = np.flatnonzero(present & ~ok)
-    memo: _Memo = {}
+    memo: Memo = {}
     for i, text in zip(slow.tolist(), texts.take(pa.array(slow)).to_pylist(), strict=True):
-        slow_digits[i], u_reason[i], u_check[i] = _normalize_text(text, region, strict, memo)
+        slow_digits[i], u_reason[i], u_check[i] = normalize_text(text, region, strict, memo)
     u_digits = pc.if_else(
         pa.array(ok), candidates, pa.array(slow_digits, type=pa.string(), from_pandas=True)
     )
@@ -211,17 +197,6 @@ def _normalize_column(values: pd.Series[Any], region: str | None, *, strict: boo
         distinct=n_uniques,
         distinct_numbers=len(encoded.dictionary),
     )
-
-
-def _check_region(region: str | None) -> str | None:
-    if region is None:
-        return None
-    up = region.upper()
-    if up not in phonenumbers.SUPPORTED_REGIONS:
-        raise ValueError(
-            f"default_region {region!r} is not a region phonenumbers knows (e.g. 'GB', 'US')"
-        )
-    return up
 
 
 def _to_text(value: Any) -> tuple[str | None, str | None]:
@@ -289,137 +264,3 @@ def _refactorize(
     texts = pa.array([p[0] for p in index], type=pa.string())
     reasons = np.array([p[1] for p in index], dtype=object)
     return codes, texts, reasons
-
-
-def _compact(text: str) -> str:
-    return re.sub(PUNCTUATION, "", text)
-
-
-def _normalize_text(
-    text: str, region: str | None, strict: bool, memo: _Memo | None = None
-) -> _Parsed:
-    """Normalise one stripped, non-empty text with phonenumbers; strict applied.
-
-    ``memo`` keeps the parses of one column, keyed by what was parsed (text, region).
-    """
-    memo = {} if memo is None else memo
-
-    def parse(candidate: str, reg: str | None) -> _Parsed:
-        key = (candidate, reg)
-        if key not in memo:
-            memo[key] = _parse_one(candidate, reg)
-        return memo[key]
-
-    compact = _compact(text)
-    bare = compact.lstrip("+")
-    if E164_DIGITS.fullmatch(bare) and compact.count("+") <= 1:
-        if region is None or compact.startswith("+"):
-            return _decide(parse("+" + bare, None), strict)
-        # Bare digits with a default region can be read both ways; the region's reading wins
-        # when it is valid (a US list's 2015550123 is not the Egyptian +20 1555 0123), so it
-        # is parsed first and the E.164 reading only when it is not. A valid reading beats
-        # an unverified one; the national reading's reason explains a refusal.
-        national = parse(text, region)
-        if national[2] == VALID:
-            return national
-        as_e164 = parse("+" + bare, None)
-        if as_e164[2] == VALID:
-            return as_e164
-        if not strict and national[2] is None and as_e164[2] == UNVERIFIED:
-            return _decide(as_e164, strict)
-        return _decide(national, strict)
-    if compact.startswith("+") or compact.lower().startswith("tel:+"):
-        return _decide(parse(text, None), strict)
-    if compact.startswith("00") and region is None:
-        # 00 is the international prefix in most of the world. Without a region
-        # phonenumbers refuses any number without "+", so the text is parsed only that way.
-        return _decide(parse("+" + compact[2:], None), strict)
-    return _decide(parse(text, region), strict)
-
-
-def _decide(parsed: _Parsed, strict: bool) -> _Parsed:
-    """An unverified parse kept (no reason) or, under strict, refused (no digits)."""
-    digits, reason, check = parsed
-    if check != UNVERIFIED:
-        return parsed
-    if strict:
-        return None, f"{reason}{STRICT_NOTE}", None
-    return digits, None, check
-
-
-_PARSE_REASONS = {
-    NumberParseException.NOT_A_NUMBER: "not a phone number",
-    NumberParseException.TOO_SHORT_AFTER_IDD: "too short",
-    NumberParseException.TOO_SHORT_NSN: "too short",
-    NumberParseException.TOO_LONG: "too long",
-}
-
-
-def _parse_one(text: str, region: str | None) -> _Parsed:
-    try:
-        num = phonenumbers.parse(text, region)
-    except NumberParseException as exc:
-        if exc.error_type == NumberParseException.INVALID_COUNTRY_CODE:
-            if region is None and not text.lstrip().startswith(("+", "tel:+")):
-                return None, "no region given for a national number", None
-            return None, "invalid country code", None
-        return None, _PARSE_REASONS.get(exc.error_type, "not a phone number"), None
-    if num.extension:
-        return None, f"has an extension ({num.extension})", None
-    digits = phonenumbers.format_number(num, PhoneNumberFormat.E164)[1:]
-    if phonenumbers.is_valid_number(num):
-        return digits, None, VALID
-    where = _where(num)
-    possible = phonenumbers.is_possible_number_with_reason(num)
-    if (
-        possible == ValidationResult.IS_POSSIBLE
-        and E164_DIGITS.fullmatch(digits)
-        and _fits_numbering_plan(num)
-    ):
-        return digits, f"not a valid number for {where}", UNVERIFIED
-    return None, _impossible_reason(possible, where, num), None
-
-
-def _fits_numbering_plan(num: phonenumbers.PhoneNumber) -> bool:
-    """The number has the general shape of its country's numbers (no type need match).
-
-    "Possible" alone only checks the length: a truncated ``0791112`` read in GB keeps its 0
-    and has a possible length, but no British number starts with 0.
-    """
-    cc = num.country_code
-    nsn = phonenumbers.national_significant_number(num)
-    return any(p.fullmatch(nsn) for p in _general_patterns(cc)) if cc else False
-
-
-@functools.cache
-def _general_patterns(cc: int) -> tuple[re.Pattern[str], ...]:
-    out = []
-    for region in phonenumbers.COUNTRY_CODE_TO_REGION_CODE.get(cc, ()):
-        md = phonenumbers.PhoneMetadata.metadata_for_region_or_calling_code(cc, region)
-        desc = md.general_desc if md is not None else None
-        if desc is not None and desc.national_number_pattern:
-            out.append(re.compile(desc.national_number_pattern))
-    return tuple(out)
-
-
-def _impossible_reason(possible: int, where: str, num: phonenumbers.PhoneNumber) -> str:
-    if possible == ValidationResult.TOO_SHORT:
-        return "too short"
-    if possible == ValidationResult.TOO_LONG:
-        return "too long"
-    if possible == ValidationResult.INVALID_LENGTH:
-        return f"invalid length for {where}"
-    if possible == ValidationResult.IS_POSSIBLE_LOCAL_ONLY:
-        return "too short (a local number without its area code)"
-    if possible == ValidationResult.INVALID_COUNTRY_CODE:
-        return f"invalid country code {num.country_code}"
-    return f"not a valid number for {where}"
-
-
-def _where(num: phonenumbers.PhoneNumber) -> str:
-    if num.country_code is None:
-        return "an unknown country code"
-    region = phonenumbers.region_code_for_country_code(num.country_code)
-    if region in (None, "ZZ", NON_GEO):
-        return f"country code {num.country_code}"
-    return f"region {region}"

@@ -23,11 +23,11 @@ import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 
-__all__ = ["NON_GEO", "PUNCTUATION", "bulk_candidates", "fast_valid"]
+from surveykit._phone_text import NON_GEO, PUNCTUATION
+
+__all__ = ["bulk_candidates", "fast_valid"]
 
 _E164_CANDIDATE = r"^\+?[1-9][0-9]{1,14}$"
-NON_GEO = "001"
-PUNCTUATION = r"[\s().\-/]"
 
 
 @functools.cache

@@ -14,9 +14,10 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from surveykit._phone_text import UNVERIFIED, check_region
 from surveykit.frames._join import label_series
 from surveykit.frames._mapping import ColumnMappingError, resolve_mapping
-from surveykit.frames._phone import _check_region, _normalize_column, _Phones
+from surveykit.frames._phone import _normalize_column, _Phones
 from surveykit.frames._values import (
     EMAIL_REASON,
     Column,
@@ -124,6 +125,8 @@ class ImportSummary:
         rejected_by_reason: rejected rows per reason, most frequent first.
         warnings: values sent but flagged (``email_policy="warn"``).
         inferred: column -> property for the mappings guessed from column names.
+        unverified: records whose number phonenumbers finds possible but not valid (kept;
+            ``number_check`` says which; ``strict=True`` refuses them).
     """
 
     rows: int
@@ -132,10 +135,13 @@ class ImportSummary:
     rejected_by_reason: dict[str, int]
     warnings: int
     inferred: dict[Hashable, str]
+    unverified: int = 0
 
     def __str__(self) -> str:
         lines = [f"{self.rows} rows -> {self.records} records, {self.rejected} rejected"]
         lines += [f"  rejected {n}: {reason}" for reason, n in self.rejected_by_reason.items()]
+        if self.unverified:
+            lines.append(f"  {_unverified_line(self.unverified)}")
         if self.warnings:
             lines.append(f"  {self.warnings} values sent with a warning")
         if self.inferred:
@@ -161,6 +167,10 @@ class ImportPlan:
         inferred: the columns whose property was guessed from their name.
         summary: counts, see :class:`ImportSummary`.
         source_index: the DataFrame's index, for joining per-record results back.
+        number_check: per DataFrame row (indexed like it), how its mobile number was
+            checked: ``"valid"``, ``"unverified"`` (possible but not valid for
+            phonenumbers: a range newer than its metadata or a fictional one; kept unless
+            ``strict=True``), or None (no number, or a refused one).
     """
 
     records: RecordSequence
@@ -173,6 +183,7 @@ class ImportPlan:
     summary: ImportSummary
     source_index: pd.Index
     rejected_positions: npt.NDArray[np.intp] = field(default_factory=lambda: np.array([], np.intp))
+    number_check: pd.Series = field(default_factory=lambda: pd.Series(dtype=object))
 
     def _mapping_lines(self) -> list[tuple[str, str, str]]:
         rows = []
@@ -193,6 +204,8 @@ class ImportPlan:
         s = self.summary
         lines = [f"ImportPlan: {s.rows} rows -> {s.records} records, {s.rejected} rejected"]
         lines += [f"  rejected {n}: {reason}" for reason, n in s.rejected_by_reason.items()]
+        if s.unverified:
+            lines.append(f"  {_unverified_line(s.unverified)} (see .number_check)")
         if s.warnings:
             lines.append(f"  {s.warnings} values sent with a warning (see .warnings)")
         lines.append("  mapping:")
@@ -204,6 +217,7 @@ class ImportPlan:
         parts = [
             f"<p><b>ImportPlan</b>: {s.rows} rows &rarr; {s.records} records, "
             f"{s.rejected} rejected, {s.warnings} warnings</p>",
+            (f"<p>{html.escape(_unverified_line(s.unverified))}</p>" if s.unverified else ""),
             "<table><tr><th>column</th><th>property</th><th>how</th></tr>",
         ]
         parts += [
@@ -223,6 +237,13 @@ class ImportPlan:
 
 
 _RESPONDENT: Final = frozenset(RESPONDENT_FIELDS)
+
+
+def _unverified_line(n: int) -> str:
+    return (
+        f"{n} numbers kept unverified (possible, but not valid for phonenumbers; "
+        "strict=True refuses them)"
+    )
 
 
 class _Rejections:
@@ -275,6 +296,7 @@ def build_import_list(
     email_policy: Literal["reject", "warn"] = "reject",
     dayfirst: bool | None = None,
     infer: bool = True,
+    strict: bool = False,
 ) -> ImportPlan:
     """Turn a DataFrame of respondents into records for POST /v3.2/Data/Import.
 
@@ -299,9 +321,13 @@ def build_import_list(
         dayfirst: order of ``NN/NN/YYYY`` dates; None reads it from the column's unambiguous
             dates and rejects the ambiguous ones when the column does not tell.
         infer: guess properties from column names (``First Name`` -> ``firstName``).
+        strict: refuse numbers that phonenumbers finds possible but not valid. By default
+            they are kept and marked ``"unverified"`` in ``plan.number_check``: a range
+            newer than phonenumbers' metadata, or a fictional one such as the sandbox's
+            07700 900xxx.
 
-    A row is a record only with a usable contact: a valid mobile number or an email address
-    (under ``"warn"`` a flagged address counts). A number that is given but invalid rejects
+    A row is a record only with a usable contact: a kept mobile number or an email address
+    (under ``"warn"`` a flagged address counts). A number that is given but refused rejects
     the row even when it has an email address, so that no number is lost unnoticed.
 
     Raises:
@@ -318,7 +344,7 @@ def build_import_list(
         raise TypeError(f"df must be a pandas DataFrame, not {type(df).__name__}")
     if email_policy not in ("reject", "warn"):
         raise ValueError(f"email_policy must be 'reject' or 'warn', not {email_policy!r}")
-    region = _check_region(default_region)
+    region = check_region(default_region)
     full, inferred = resolve_mapping(list(df.columns), mapping, infer=infer)
     by_target = {t: c for c, t in full.items() if t is not None}
     if "mobileNumber" not in by_target and "emailAddress" not in by_target:
@@ -337,7 +363,7 @@ def build_import_list(
 
     # Fixed check order, so the reason a row shows does not depend on column order.
     if phone_col is not None:
-        phones = _normalize_column(df[phone_col], region, strict=False)
+        phones = _normalize_column(df[phone_col], region, strict=strict)
         rej.add(is_given(phones.reason), phone_col, phones.reason)
         has_contact |= np.asarray(phones.digits.is_valid().to_numpy(zero_copy_only=False))
     email_col = by_target.get("emailAddress")
@@ -431,6 +457,7 @@ def build_import_list(
         )
 
     counts = Counter(rej.reason[rej_pos].tolist())
+    check: ObjArray = phones.check if phones is not None else np.full(n, None, dtype=object)
     summary = ImportSummary(
         rows=n,
         records=len(positions),
@@ -438,6 +465,7 @@ def build_import_list(
         rejected_by_reason=dict(counts.most_common()),
         warnings=len(warn_pos),
         inferred={c: str(full[c]) for c in inferred},
+        unverified=int(np.count_nonzero(check[positions] == UNVERIFIED)),
     )
     return ImportPlan(
         records=records,
@@ -450,4 +478,5 @@ def build_import_list(
         summary=summary,
         source_index=df.index,
         rejected_positions=rej_pos,
+        number_check=pd.Series(check, index=df.index, dtype=object),
     )

@@ -6,7 +6,6 @@ from collections.abc import Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
-from surveykit._validation import E164_FORM
 from surveykit.client._base import (
     APIRequest,
     M,
@@ -15,9 +14,8 @@ from surveykit.client._base import (
     model_from,
     parse_model,
 )
-from surveykit.errors import ValidationError
+from surveykit.client._numbers import read_number, region_for
 from surveykit.models import (
-    E164_DIGITS,
     CallbackSettings,
     EmailRequest,
     LookupResponse,
@@ -52,8 +50,20 @@ class Messages(Resource[M]):
         type: MessageType | int | str | None = None,
         on_behalf: str | None = None,
         survey_id: int | None = None,
+        region: str | None = None,
+        strict: bool = False,
     ) -> APIRequest[SendResponse]:
         """Send one message (SMS by default; ``type`` picks WhatsApp, Facebook or a template).
+
+        ``destination`` is a number as people write it: E.164 digits (``447911123456``),
+        international (``+44 7911 123456``, ``+1 (201) 555-0123``), or national
+        (``07911 123456``) read for ``region`` (default: the client's ``default_region``).
+        It is read by the import's rules (:func:`surveykit.normalize_phone_number`) and sent
+        as E.164 digits; as there, bare digits with a region are that region's national
+        number when that is valid (write ``+`` to make digits international). A number
+        phonenumbers finds possible but not valid (a new range, or a fictional one like
+        07700 900xxx) is sent unless ``strict=True``. A number that cannot be read raises
+        :class:`~surveykit.ValidationError` naming ``destination`` before anything is sent.
 
         Returns the platform's :class:`~surveykit.models.SendResponse`. A landline (with
         ``lookup=True``), blocked or stop-listed number raises
@@ -65,6 +75,7 @@ class Messages(Resource[M]):
             >>> client.messages.send(destination="447911123456", source="447700900123",
             ...                      message="How did we do? Reply 0-10", reply=True)
         """
+        destination = self._destination(request, destination, region, strict)
         body = model_from(
             SendRequest,
             request,
@@ -143,18 +154,41 @@ class Messages(Resource[M]):
             send_response_errors=True,
         )
 
+    def _destination(
+        self,
+        request: SendRequest | Mapping[str, Any] | None,
+        destination: str | None,
+        region: str | None,
+        strict: bool,
+    ) -> str | None:
+        """The destination argument (or a request dict's) read as E.164 digits."""
+        field = "destination"
+        if destination is None and isinstance(request, Mapping) and "destination" in request:
+            destination = request["destination"]
+        if destination is None:
+            return None  # the model says it is required
+        reading = region_for(region, self._client.default_region)
+        return read_number(destination, field, reading, strict=strict)
+
     @endpoint
-    def lookup(self, number: str) -> APIRequest[LookupResponse]:
+    def lookup(
+        self, number: str, *, region: str | None = None, strict: bool = False
+    ) -> APIRequest[LookupResponse]:
         """Look a number up: reachability, carrier and number type.
 
-        ``number`` is E.164 digits without ``+`` (``447911123456``). A failed lookup (400
-        with a LookupResponse) raises :class:`~surveykit.LookupFailedError`, whose
-        ``lookup_response`` is the platform's answer; another 400 (a number the platform
-        does not take) a :class:`~surveykit.BadRequestError`.
+        ``number`` is a number as people write it (``447911123456``, ``+44 7911 123456``,
+        or ``07911 123456`` read for ``region``, default the client's ``default_region``),
+        read as :meth:`send` reads its destination; a number that cannot be read (or, with
+        ``strict=True``, is possible but not valid) raises
+        :class:`~surveykit.ValidationError` naming ``number`` before anything is sent. A
+        failed lookup (400 with a LookupResponse) raises
+        :class:`~surveykit.LookupFailedError`, whose ``lookup_response`` is the platform's
+        answer; another 400 (a number the platform does not take) a
+        :class:`~surveykit.BadRequestError`.
         """
-        if not isinstance(number, str) or not E164_DIGITS.fullmatch(number):
-            sentence = f"number: {number!r} is not in the expected form; expected {E164_FORM}."
-            raise ValidationError([("number", sentence)])
+        number = read_number(
+            number, "number", region_for(region, self._client.default_region), strict=strict
+        )
         return APIRequest(
             "GET",
             f"/v3.2/Message/Lookup/{number}",
