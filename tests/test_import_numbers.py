@@ -64,9 +64,9 @@ def test_unverified_numbers_are_kept_and_marked() -> None:
     }
     assert plan.rejected.loc["d", "duplicate_of"] == "b"
     assert plan.summary.unverified == 1
-    assert "1 numbers kept unverified" in str(plan.summary)
-    assert "1 numbers kept unverified" in repr(plan) and ".number_check" in repr(plan)
-    assert "1 numbers kept unverified" in plan._repr_html_()
+    assert "1 number kept unverified" in str(plan.summary)
+    assert "1 number kept unverified" in repr(plan) and ".number_check" in repr(plan)
+    assert "1 number kept unverified" in plan._repr_html_()
 
 
 def test_strict_refuses_unverified_numbers_with_a_reason() -> None:
@@ -207,7 +207,7 @@ def test_import_command_keeps_unverified_numbers_and_strict_refuses_them(tmp_pat
     env = {"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": ""}
     result = runner.invoke(app, ["import", "CSAT-SMS-2026", str(source), "--region", "GB"], env=env)
     assert result.exit_code == 0, result.output
-    assert "1 numbers kept unverified" in result.output
+    assert "1 number kept unverified" in result.output
     outcome = pd.read_csv(tmp_path / "people.csv.import.csv", dtype=str)
     assert outcome["status"].tolist() == ["Success", "Success"]
     assert outcome["number_check"].tolist() == ["valid", "unverified"]

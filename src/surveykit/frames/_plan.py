@@ -241,8 +241,8 @@ _RESPONDENT: Final = frozenset(RESPONDENT_FIELDS)
 
 def _unverified_line(n: int) -> str:
     return (
-        f"{n} numbers kept unverified (possible, but not valid for phonenumbers; "
-        "strict=True refuses them)"
+        f"{n} {'number' if n == 1 else 'numbers'} kept unverified (possible, but not valid "
+        f"for phonenumbers; strict=True refuses {'it' if n == 1 else 'them'})"
     )
 
 
