@@ -350,3 +350,55 @@ def test_composer_timezone_shows_local_send_times() -> None:
     composer.timezone.value = "Mars/Olympus"
     assert "timezone: &#x27;Mars/Olympus&#x27;" in composer.preview.value
     assert composer.send_button.disabled
+
+
+def test_links_dropdown_shows_none_rather_than_a_blank_box(
+    client: sk.Client, people: pd.DataFrame
+) -> None:
+    # A Dropdown given value=None selects nothing: the browser draws an empty box.
+    composer = BatchComposer(client, people, source="447700900999", message="Hi")
+    assert (composer.links.index, composer.links.label) == (0, "(none)")
+    assert composer.links.value is None
+    chosen = BatchComposer(client, people, source="S", message="Hi", links="firstName")
+    assert (chosen.links.label, chosen.links.value) == ("firstName", "firstName")
+
+
+def test_auto_timezone_names_the_first_zone_and_keeps_times_on_one_line() -> None:
+    from datetime import UTC, datetime
+    from zoneinfo import ZoneInfo
+
+    from surveykit.sandbox import Sandbox
+
+    client = sk.Client.sandbox(
+        Sandbox(sample_data=False, start=datetime(2026, 3, 2, 9, tzinfo=UTC))
+    )
+    rows = pd.DataFrame(
+        {"mobileNumber": ["447400714265", "61491570120", "12125550177"]},
+        index=pd.Index(["gb<1>", "au", "us"], name="who&"),
+    )
+    composer = BatchComposer(
+        client, rows, source="447700900999", message="Hi <b>there</b>", timezone="auto"
+    )
+    composer.windows.value = "Mon-Fri 09:00-18:00"
+    shown = composer.preview.value
+    preview = sk.preview_batch(client, rows, **composer._options())
+    several = 0
+    for label in rows.index:
+        zones = preview.frame.at[label, "timezone"].split(", ")
+        local = preview.frame.at[label, "local_send_time"]
+        assert local == preview.frame.at[label, "send_at"].astimezone(ZoneInfo(zones[0]))
+        # The time, offset included, never breaks across two lines.
+        assert f"<span style='white-space:nowrap'>{local}</span>" in shown
+        if len(zones) > 1:
+            several += 1
+            assert f"{zones[0]} (+{len(zones) - 1} more)</span>" in shown
+            assert ", ".join(zones) not in shown  # not the whole list in the table
+        else:
+            assert f"nowrap'>{zones[0]}</span>" in shown
+    assert several >= 1  # an Australian mobile has several zones
+    assert "its local time is given in the first" in shown
+    # The cells, labels and names are still escaped.
+    assert "Hi &lt;b&gt;there&lt;/b&gt;" in shown and "<b>there" not in shown
+    assert "gb&lt;1&gt;" in shown and "who&amp;" in shown
+    composer.timezone.value = "Europe/London"
+    assert "its local time is given in the first" not in composer.preview.value

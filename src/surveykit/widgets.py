@@ -17,6 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit import analysis
+from surveykit._widget_html import preview_table
+from surveykit._widget_html import table as _table
 
 PROGRESS_INTERVAL = 0.1
 """Seconds between redraws of a batch's progress bar."""
@@ -53,10 +55,6 @@ def _png(fig: Any) -> bytes:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=90)
     return buffer.getvalue()
-
-
-def _table(frame: pd.DataFrame, rows: int = 10) -> str:
-    return frame.head(rows).to_html(border=0, na_rep="", max_cols=12, escape=True)
 
 
 class _Displayable:
@@ -250,9 +248,11 @@ class BatchComposer(_Displayable):
 
             opt_outs = as_opt_outs(opt_outs)
         self.opt_outs = opt_outs
+        # By index: a Dropdown given value=None selects nothing and shows a blank box.
+        link_options = [("(none)", None), *((str(c), c) for c in df.columns)]
         self.links = w.Dropdown(
-            options=[("(none)", None), *((str(c), c) for c in df.columns)],
-            value=links,
+            options=link_options,
+            index=[value for _, value in link_options].index(links),
             description="Links",
         )
         self.template = w.Textarea(
@@ -369,7 +369,7 @@ class BatchComposer(_Displayable):
             f"<b>{totals['segments']:,}</b> SMS segments; first send "
             f"{totals['first_send']}, last {totals['last_send']}"
             + (f"<ul>{rejected}</ul>" if rejected else "")
-            + _table(shown, PREVIEW_ROWS)
+            + preview_table(shown)
             + (
                 f"<p><b>{len(opted):,}</b> opted out (not sent):</p>"
                 + _table(opted[["destination", "outcome"]], PREVIEW_ROWS)
