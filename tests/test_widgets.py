@@ -402,3 +402,16 @@ def test_auto_timezone_names_the_first_zone_and_keeps_times_on_one_line() -> Non
     assert "gb&lt;1&gt;" in shown and "who&amp;" in shown
     composer.timezone.value = "Europe/London"
     assert "its local time is given in the first" not in composer.preview.value
+
+
+def test_windows_and_timezone_are_read_when_typed_not_per_key(
+    client: sk.Client, people: pd.DataFrame
+) -> None:
+    # In the browser a box with continuous_update sends every key: "Europe/Lon" would
+    # replace the preview by an error until the name is complete.
+    composer = BatchComposer(client, people, source="447700900999", message="Hi")
+    assert composer.windows.continuous_update is False
+    assert composer.timezone.continuous_update is False
+    assert composer.template.continuous_update is True  # the message does follow each key
+    composer.timezone.value = "Europe/London"  # what Enter or leaving the box sends
+    assert "local hours need windows" in composer.preview.value

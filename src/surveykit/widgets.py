@@ -250,30 +250,30 @@ class BatchComposer(_Displayable):
         self.opt_outs = opt_outs
         # By index: a Dropdown given value=None selects nothing and shows a blank box.
         link_options = [("(none)", None), *((str(c), c) for c in df.columns)]
-        self.links = w.Dropdown(
-            options=link_options,
-            index=[value for _, value in link_options].index(links),
-            description="Links",
-        )
+        index = [value for _, value in link_options].index(links)
+        self.links = w.Dropdown(options=link_options, index=index, description="Links")
         self.template = w.Textarea(
             value=message, description="Message", layout=w.Layout(width="90%", height="80px")
         )
-        self.source = w.Text(value=source, description="Source")
+        column = w.Layout(width="420px")  # the left boxes, so the right labels line up
+        self.source = w.Text(value=source, description="Source", layout=column)
         self.channel = w.Dropdown(
             options=["sms", "whatsapp", "facebook", "whatsapp_template", "email"],
             value="sms",
             description="Channel",
         )
-        self.subject = w.Text(value="", description="Subject")
-        self.windows = w.Text(
-            value="", description="Windows", placeholder="Mon-Fri 09:00-18:00; Sat 10:00-14:00"
-        )
+        self.subject = w.Text(value="", description="Subject", layout=column)
+        # Read on Enter or blur, not per key: "Europe/Lon" would flash an error meanwhile.
+        wide = {"continuous_update": False, "layout": column}
+        example = "Mon-Fri 09:00-18:00; Sat 10:00-14:00"
+        self.windows = w.Text(description="Windows", placeholder=example, **wide)
         self.timezone = w.Combobox(
             value=timezone or "",
             options=["auto", *(str(c) for c in df.columns), *COMMON_ZONES],
             ensure_option=False,
             description="Timezone",
             placeholder="(platform clock) auto, a column or a zone",
+            **wide,
         )
         self.test = w.Checkbox(value=True, description="Test only (nothing is sent)")
         self.send_button = w.Button(description="Send", button_style="primary")
