@@ -535,3 +535,19 @@ def test_rows_and_journals_are_timed_on_the_sandbox_clock(tmp_path: Path) -> Non
     assert (result.frame["time"] == expected).all()
     table, _ = send_table([journal])
     assert (table["time"] == expected).all()
+
+
+def test_a_numbers_own_country_zone_comes_first() -> None:
+    mobile = "447400714265"  # phonenumbers: Guernsey, Isle of Man, Jersey and London
+    assert zones_of(mobile)[0] != "Europe/London"
+    preview = sk.preview_batch(
+        sandbox_client(),
+        people(mobile),
+        message="Hi",
+        source=SOURCE,
+        windows=HOURS,
+        timezone="auto",
+    )
+    zones = preview.frame.at["r0", "timezone"].split(", ")
+    assert zones[0] == "Europe/London" and sorted(zones) == sorted(zones_of(mobile))
+    assert str(preview.frame.at["r0", "local_send_time"].tzinfo) == "Europe/London"

@@ -52,7 +52,28 @@ def number_zones(digits: str) -> tuple[str, ...]:
     zones = tuple(pn_timezone.time_zones_for_number(parsed))
     if not zones or zones == (unknown,):
         zones = tuple(pn_timezone.time_zones_for_geographical_number(parsed))
-    return tuple(name for name in zones if name != unknown)
+    known = [name for name in zones if name != unknown]
+    # phonenumbers lists zones alphabetically; the row's local time is shown in the first, so
+    # the number's own country's zones go first (a UK mobile: London before Guernsey).
+    home = _country_zones(phonenumbers.region_code_for_number(parsed) or "")
+    return tuple(sorted(known, key=lambda name: name not in home))
+
+
+@lru_cache(maxsize=256)
+def _country_zones(region: str) -> frozenset[str]:
+    """The zones tzdata's ``zone.tab`` gives a country (ISO 3166 code); empty if none."""
+    from importlib import resources
+
+    try:
+        table = (resources.files("tzdata") / "zoneinfo" / "zone.tab").read_text("utf-8")
+    except (ModuleNotFoundError, OSError):  # no tzdata package: keep phonenumbers' order
+        return frozenset()
+    return frozenset(
+        fields[2]
+        for line in table.splitlines()
+        if not line.startswith("#") and len(fields := line.split("\t")) >= 3
+        if fields[0] == region
+    )
 
 
 def _merge(spans: list[Span]) -> list[Span]:
