@@ -72,7 +72,7 @@ def parse_once(method: str, fmt: str, data: bytes) -> int:
 
     from surveykit.results import read_results
 
-    if method == "surveykit":
+    if method in ("surveykit", "before"):
         rows = len(read_results(data, fmt))
     elif method == "pyarrow.csv":
         table = pacsv.read_csv(
@@ -219,6 +219,17 @@ def main() -> None:
         "--inner", type=int, default=3, help="timed parses in each subprocess (default 3)"
     )
     parser.add_argument(
+        "--before",
+        metavar="SRC",
+        help="also time read_results from this src directory (e.g. the previous commit's, "
+        "git archive'd), as method 'before', in the same turns",
+    )
+    parser.add_argument(
+        "--after",
+        metavar="SRC",
+        help="time 'surveykit' from this src directory instead of the installed one",
+    )
+    parser.add_argument(
         "--worker", nargs=4, metavar=("METHOD", "FORMAT", "PATH", "INNER"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
@@ -242,10 +253,10 @@ def main() -> None:
     for fmt in [f for f in FORMATS if f in timed]:
         methods = [
             m
-            for m in METHODS[fmt]
+            for m in METHODS[fmt] + (["before"] if args.before else [])
             if not (m == "pandas.read_xml" and args.rows > args.read_xml_max_rows)
         ]
-        if len(methods) < len(METHODS[fmt]):
+        if "pandas.read_xml" in METHODS[fmt] and "pandas.read_xml" not in methods:
             print(f"  skip {fmt} pandas.read_xml: {args.rows:,} rows > --read-xml-max-rows")
         runs: dict[str, list[dict[str, float]]] = {m: [] for m in methods}
         failed: set[str] = set()
@@ -254,6 +265,10 @@ def main() -> None:
                 if method in failed:
                     continue
                 inner = 1 if method == "pandas.read_xml" else args.inner
+                env = dict(os.environ)
+                src = {"before": args.before, "surveykit": args.after}.get(method)
+                if src:
+                    env["PYTHONPATH"] = src
                 proc = subprocess.run(
                     [
                         sys.executable,
@@ -267,6 +282,7 @@ def main() -> None:
                     capture_output=True,
                     text=True,
                     check=False,
+                    env=env,
                 )
                 if proc.returncode:
                     print(f"  {fmt} {method} FAILED: {proc.stderr.strip().splitlines()[-1:]}")
@@ -295,7 +311,7 @@ def main() -> None:
     print("|---|---|---|---|---|---|---|---|---|")
     for fmt in FORMATS:
         ours = results.get((fmt, "surveykit"))
-        for method in METHODS[fmt]:
+        for method in METHODS[fmt] + ["before"]:
             r = results.get((fmt, method))
             if r is None:
                 continue
@@ -313,7 +329,7 @@ def main() -> None:
             )
     print(
         "\n'time vs surveykit' = surveykit seconds / baseline seconds (goal: <= 1.2 for "
-        "pyarrow.csv, <= 2.5 for iterparse, <= 2.2 for orjson.loads); 'surveykit speed-up' ="
+        "pyarrow.csv, <= 1.3 for iterparse, <= 1.0 for orjson.loads); 'surveykit speed-up' ="
         " baseline seconds / surveykit seconds (goal: >= 3.5 vs pandas.read_xml, >= 2 vs "
         "pandas.read_json)."
     )
