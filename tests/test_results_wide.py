@@ -83,7 +83,7 @@ def _both(names: list[str], columns: list[Any], nrows: int, **kw: Any) -> None:
 
 @st.composite
 def tables(draw: st.DrawFn) -> tuple[list[str], list[list[str | None]], int]:
-    nrows = draw(st.integers(0, 5))
+    nrows = draw(st.one_of(st.integers(0, 5), st.integers(60, 80)))
     ncols = draw(st.integers(1, 12))
     names = [f"{draw(NAMES)}{j}" if draw(st.booleans()) else f"Q{j}" for j in range(ncols)]
     names = [
@@ -152,5 +152,17 @@ def test_threshold_rows(rows: int) -> None:
         pa.array([str(i % 3) for i in range(rows)], type=pa.large_string()),
         pa.array(["a", "b"] * (rows // 2) + ["a"] * (rows % 2), type=pa.large_string()),
         pa.array([f"t{i}" for i in range(rows)], type=pa.large_string()),
+    ]
+    _both(names, columns, rows)
+
+
+def test_many_distinct_values_in_a_longer_short_column() -> None:
+    """Over 64 distinct values, each seen twice: text, not a category, in bulk too."""
+    rows = 2 * 70
+    assert rows <= _bulk.MAX_ROWS
+    names = ["Q1", "Q2"]
+    columns = [
+        pa.array([f"v{i % 70}" for i in range(rows)], type=pa.large_string()),
+        pa.array([f"v{i % 64}" for i in range(rows)], type=pa.large_string()),
     ]
     _both(names, columns, rows)

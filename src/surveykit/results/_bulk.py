@@ -21,8 +21,9 @@ import pyarrow.compute as pc
 
 from surveykit.results import _types as t
 
-#: At most this many rows: short columns (the rules look at every value in Python).
-MAX_ROWS: Final = 64
+#: At most this many rows: short columns (the rules look at every value in Python). Up to
+#: the inference sample (4,096 rows) the rules below are exactly the whole-column ones.
+MAX_ROWS: Final = 512
 #: At least this many columns to type in bulk (a module attribute, so tests can lower it).
 MIN_COLUMNS = 256
 
@@ -71,7 +72,10 @@ def _decide(name: str, values: list[str | None]) -> str:
 
 
 def _category_or_string(name: str, valid: list[str]) -> str:
-    if t.is_respondent_column(name) or len(set(valid)) * 2 > len(valid):
+    distinct = len(set(valid))
+    if t.is_respondent_column(name) or distinct > t.CATEGORY_MAX_DISTINCT:
+        return "string"
+    if distinct * 2 > len(valid):
         return "string"
     return "category"
 
