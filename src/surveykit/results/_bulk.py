@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
+from itertools import chain
 from typing import Any, Final
 
 import numpy as np
@@ -82,15 +83,16 @@ def _category_or_string(name: str, valid: list[str]) -> str:
 
 def _flat(columns: Sequence[t.Column]) -> pa.Array:
     """Every column's values, one column after the other, as one ``large_string`` array."""
-    pieces: list[pa.Array] = []
-    for col in columns:
-        for chunk in col.chunks if isinstance(col, pa.ChunkedArray) else (col,):
-            if chunk.type != pa.large_string():
-                chunk = chunk.cast(pa.large_string())
-            pieces.append(chunk)
+    pieces = list(
+        chain.from_iterable(c.chunks if isinstance(c, pa.ChunkedArray) else (c,) for c in columns)
+    )
     if not pieces:
         return pa.array([], type=pa.large_string())
-    return pa.concat_arrays(pieces)
+    try:
+        flat = pa.concat_arrays(pieces)
+    except (pa.ArrowInvalid, pa.ArrowTypeError):  # types differ: each made large_string first
+        flat = pa.concat_arrays([p.cast(pa.large_string()) for p in pieces])
+    return flat if flat.type == pa.large_string() else flat.cast(pa.large_string())
 
 
 def _take(flat: pa.Array, cols: list[int], n: int) -> pa.Array:
