@@ -66,16 +66,19 @@ NAMES = st.sampled_from(
 def _both(names: list[str], columns: list[Any], nrows: int, **kw: Any) -> None:
     """Build the frame in bulk and column by column; they must be equal."""
     kw = {"dtypes": None, "infer": True, "plans": None, "format": "CSV", "nrows": nrows} | kw
-    old = _bulk.MIN_COLUMNS
+    old, group = _bulk.MIN_COLUMNS, _bulk.GROUP_VALUES
     try:
         _bulk.MIN_COLUMNS = 1
         bulk, bulk_plans = build_frame(names, columns, **kw)
+        _bulk.GROUP_VALUES = 2 * max(nrows, 1)  # two columns per group
+        grouped, grouped_plans = build_frame(names, columns, **kw)
         _bulk.MIN_COLUMNS = 10**9
         slow, slow_plans = build_frame(names, columns, **kw)
     finally:
-        _bulk.MIN_COLUMNS = old
+        _bulk.MIN_COLUMNS, _bulk.GROUP_VALUES = old, group
     pd.testing.assert_frame_equal(bulk, slow)
-    assert bulk_plans == slow_plans
+    pd.testing.assert_frame_equal(grouped, slow)
+    assert bulk_plans == slow_plans == grouped_plans
     for name in bulk.columns:  # categories in the same order, so the same codes
         if isinstance(bulk[name].dtype, pd.CategoricalDtype):
             assert list(bulk[name].cat.categories) == list(slow[name].cat.categories)

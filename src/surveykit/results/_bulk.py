@@ -27,6 +27,8 @@ from surveykit.results import _types as t
 MAX_ROWS: Final = 512
 #: At least this many columns to type in bulk (a module attribute, so tests can lower it).
 MIN_COLUMNS = 256
+#: About this many values are taken to Python at once (columns are typed in groups).
+GROUP_VALUES = 1 << 20
 
 _INT: Final = re.compile(r"-?[0-9]+")
 _FLOAT: Final = re.compile(t._FLOAT_RE.removeprefix("^").removesuffix("$"))
@@ -162,6 +164,23 @@ def type_columns(
     names: Sequence[str], columns: Sequence[t.Column], nrows: int, infer: bool
 ) -> list[tuple[t.ColumnPlan, Any]]:
     """Plans and pandas arrays of short text columns, as ``_one_column`` would type them."""
+    # In groups of columns, so that the values held in Python at once stay bounded.
+    step = max(1, GROUP_VALUES // max(nrows, 1))
+    categories = _Categories()
+    out: list[tuple[t.ColumnPlan, Any]] = []
+    for start in range(0, len(names), step):
+        part = slice(start, start + step)
+        out += _type_group(names[part], columns[part], nrows, infer, categories)
+    return out
+
+
+def _type_group(
+    names: Sequence[str],
+    columns: Sequence[t.Column],
+    nrows: int,
+    infer: bool,
+    categories: _Categories,
+) -> list[tuple[t.ColumnPlan, Any]]:
     n = nrows
     flat = _flat(columns)
     values: list[str | None] = flat.to_pylist()
@@ -183,7 +202,7 @@ def type_columns(
         if kind in ("Int64", "boolean", "float64", "datetime"):
             arrays = _typed(kind, _take(flat, cols, n), len(cols), n)
         elif kind == "category":
-            make: Callable[[list[str | None]], Any] = _Categories().make
+            make: Callable[[list[str | None]], Any] = categories.make
             arrays = [make(values[j * n : (j + 1) * n]) for j in cols]
         else:
             arrays = [
