@@ -43,3 +43,18 @@ def test_nil_late_in_a_payload_in_memory() -> None:
     rows, nil_at = 40_000, 39_990
     got = read_results(_with_namespace_late(rows, nil_at), dtypes={"Q2": "string"})
     pd.testing.assert_series_equal(got["Q2"], _expected(rows, nil_at))
+
+
+def test_many_attributes_read_in_order_with_foreign_ones_skipped() -> None:
+    """Over 64 attributes are read in bulk: same values and order as a few, namespaced skipped."""
+    width = 150
+    rows = []
+    for r in range(3):
+        attrs = [f'Q{i}="{r}-{i}&amp;&lt;é"' for i in range(width)]
+        attrs.insert(70, f'xsi:type="{r}"')  # a namespaced attribute, not a field
+        rows.append(f"<Row {' '.join(attrs)}/>")
+    data = f'<Rows xmlns:xsi="{XSI}">' + "".join(rows) + "</Rows>"
+    got = read_results(data.encode(), infer_types=False)
+    assert list(got.columns) == [f"Q{i}" for i in range(width)]
+    for i in (0, 69, 70, 149):
+        assert got[f"Q{i}"].tolist() == [f"{r}-{i}&<é" for r in range(3)]
