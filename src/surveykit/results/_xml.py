@@ -391,7 +391,7 @@ def iter_xml(
     _ = names
 
 
-_ATTRIBUTE_VALUES: Final = etree.XPath("@*", smart_strings=False)
+_ATTRIBUTE_VALUES: Final[Any] = etree.XPath("@*", smart_strings=False)
 
 
 def _attributes(elem: Any) -> list[tuple[str, str]]:
@@ -403,7 +403,7 @@ def _attributes(elem: Any) -> list[tuple[str, str]]:
     names = elem.keys()
     if len(names) <= 64:
         return list(elem.items())
-    values = _ATTRIBUTE_VALUES(elem)  # the same attributes, in the same order
+    values: list[str] = _ATTRIBUTE_VALUES(elem)  # the same attributes, in the same order
     if len(values) != len(names):
         return list(elem.items())
     return list(zip(names, values, strict=True))
