@@ -228,11 +228,6 @@ def iter_xml(
     root: Any = None
     data = payload.data
     root_name = f"<{_local(root_tag)}>" if root_tag else "the root"
-    # Attribute names are never escaped: while the bytes fed so far hold no "nil", no
-    # element can be marked nil, and batches skip that search of the tree. Only where
-    # "nil" is spelled in ASCII (UTF-8 and the like, not UTF-16).
-    head = payload.head(2)
-    nil_seen = not (head[:1] == b"<" and head[1:2] not in (b"", b"\x00"))
 
     def error(message: str, exc: etree.XMLSyntaxError | None = None) -> ResultsParseError:
         line = exc.position[0] if exc is not None and exc.position else None
@@ -255,7 +250,7 @@ def iter_xml(
         done = []
         ended = [elem for _, elem in events]
         parent = ended[0].getparent() if ended else None
-        nil_possible = parent is None or (nil_seen and bool(_may_have_nil(parent)))
+        nil_possible = parent is None or bool(_may_have_nil(parent))
         special = parent is None or bool(_has_base64(parent))
         attributes = parent is None or bool(_has_attributes(parent))
         for elem in ended:
@@ -356,8 +351,6 @@ def iter_xml(
                     format="XML",
                     offset=max(0, fed - len(tail)),
                 )
-            if not nil_seen:
-                nil_seen = b"nil" in chunk or b"nil" in tail[-2:] + chunk[:2]
             tail = (tail + chunk[-9:])[-9:]
             parser.feed(chunk)
             fed += len(chunk)
