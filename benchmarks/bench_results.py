@@ -46,13 +46,15 @@ def peak_rss_mib() -> float:
 def run_method(method: str, fmt: str, path: str, inner: int) -> dict[str, float]:
     """Time ``method`` ``inner`` times on the payload at ``path``, in this process."""
     data = Path(path).read_bytes()
-    times, rows = [], 0
+    times, cpu, rows = [], [], 0
     for _ in range(inner):
-        start = time.perf_counter()
+        start, start_cpu = time.perf_counter(), time.process_time()
         rows = parse_once(method, fmt, data)
         times.append(time.perf_counter() - start)
+        cpu.append(time.process_time() - start_cpu)
     return {
         "seconds": min(times),
+        "cpu": min(cpu),
         "first": times[0],
         "peak_mib": peak_rss_mib(),
         "rows": rows,
@@ -72,7 +74,7 @@ def parse_once(method: str, fmt: str, data: bytes) -> int:
 
     from surveykit.results import read_results
 
-    if method == "surveykit":
+    if method in ("surveykit", "before"):
         rows = len(read_results(data, fmt))
     elif method == "pyarrow.csv":
         table = pacsv.read_csv(
@@ -219,6 +221,17 @@ def main() -> None:
         "--inner", type=int, default=3, help="timed parses in each subprocess (default 3)"
     )
     parser.add_argument(
+        "--before",
+        metavar="SRC",
+        help="also time read_results from this src directory (e.g. the previous commit's, "
+        "git archive'd), as method 'before', in the same turns",
+    )
+    parser.add_argument(
+        "--after",
+        metavar="SRC",
+        help="time 'surveykit' from this src directory instead of the installed one",
+    )
+    parser.add_argument(
         "--worker", nargs=4, metavar=("METHOD", "FORMAT", "PATH", "INNER"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
@@ -242,10 +255,10 @@ def main() -> None:
     for fmt in [f for f in FORMATS if f in timed]:
         methods = [
             m
-            for m in METHODS[fmt]
+            for m in METHODS[fmt] + (["before"] if args.before else [])
             if not (m == "pandas.read_xml" and args.rows > args.read_xml_max_rows)
         ]
-        if len(methods) < len(METHODS[fmt]):
+        if "pandas.read_xml" in METHODS[fmt] and "pandas.read_xml" not in methods:
             print(f"  skip {fmt} pandas.read_xml: {args.rows:,} rows > --read-xml-max-rows")
         runs: dict[str, list[dict[str, float]]] = {m: [] for m in methods}
         failed: set[str] = set()
@@ -254,6 +267,10 @@ def main() -> None:
                 if method in failed:
                     continue
                 inner = 1 if method == "pandas.read_xml" else args.inner
+                env = dict(os.environ)
+                src = {"before": args.before, "surveykit": args.after}.get(method)
+                if src:
+                    env["PYTHONPATH"] = src
                 proc = subprocess.run(
                     [
                         sys.executable,
@@ -267,6 +284,7 @@ def main() -> None:
                     capture_output=True,
                     text=True,
                     check=False,
+                    env=env,
                 )
                 if proc.returncode:
                     print(f"  {fmt} {method} FAILED: {proc.stderr.strip().splitlines()[-1:]}")
@@ -278,6 +296,7 @@ def main() -> None:
                 continue
             best = dict(min(runs[method], key=lambda r: r["seconds"]))
             best["first"] = min(r["first"] for r in runs[method])
+            best["cpu"] = min(r["cpu"] for r in runs[method])
             best["peak_mib"] = max(r["peak_mib"] for r in runs[method])
             results[fmt, method] = r = best
             print(
@@ -289,33 +308,35 @@ def main() -> None:
     print()
     header = (
         "| Format | Method | Seconds | First call | MB/s | Peak RSS MiB | time vs surveykit "
-        "| surveykit speed-up | RSS surveykit/baseline |"
+        "| surveykit speed-up | RSS surveykit/baseline | CPU s | CPU vs surveykit |"
     )
     print(header)
-    print("|---|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|---|---|")
     for fmt in FORMATS:
         ours = results.get((fmt, "surveykit"))
-        for method in METHODS[fmt]:
+        for method in METHODS[fmt] + ["before"]:
             r = results.get((fmt, method))
             if r is None:
                 continue
             mbs = r["bytes"] / 1e6 / r["seconds"]
             if ours is None or method == "surveykit":
-                rel = speed = mem = "-"
+                rel = speed = mem = cpu = "-"
             else:
                 rel = f"{ours['seconds'] / r['seconds']:.2f}x"
                 speed = f"{r['seconds'] / ours['seconds']:.2f}x"
                 mem = f"{ours['peak_mib'] / r['peak_mib']:.2f}x"
+                cpu = f"{ours['cpu'] / r['cpu']:.2f}x"
             print(
                 f"| {fmt} | {method} | {r['seconds']:.2f} | {r['first']:.2f} | {mbs:.0f} "
                 f"| {r['peak_mib']:.0f} "
-                f"| {rel} | {speed} | {mem} |"
+                f"| {rel} | {speed} | {mem} | {r['cpu']:.2f} | {cpu} |"
             )
     print(
         "\n'time vs surveykit' = surveykit seconds / baseline seconds (goal: <= 1.2 for "
-        "pyarrow.csv, <= 2.5 for iterparse, <= 2.2 for orjson.loads); 'surveykit speed-up' ="
+        "pyarrow.csv, <= 1.3 for iterparse, <= 1.0 for orjson.loads); 'surveykit speed-up' ="
         " baseline seconds / surveykit seconds (goal: >= 3.5 vs pandas.read_xml, >= 2 vs "
-        "pandas.read_json)."
+        "pandas.read_json). 'CPU s': process CPU time of the fastest parse (all threads: "
+        "steadier than wall time on a shared machine, but it adds up pyarrow's threads)."
     )
     if not args.no_verify:
         start = time.perf_counter()

@@ -3,17 +3,20 @@
     python benchmarks/bench_wide.py --columns 100000 --rows 2
 
 The same table (questions of integers, text, booleans, categories, ISO datetimes and
-blanks) is written by ``write_results`` in CSV, XML and JSON (and, with ``--layouts``, in
-every layout of each). Each method runs in its own subprocess, in turns, ``--repeat``
-rounds; the fastest run counts. The baseline is ``pyarrow.csv.read_csv(...,
-newlines_in_values=True).to_pandas()`` on the CSV payload, the goal ``read_results`` at
-most 2x of it in every format. No test asserts a time: this script prints the table.
+blanks) is written by ``write_results`` in every format (and, with ``--layouts``, in
+every layout of each). With ``--before SRC``, ``read_results`` from another checkout's
+``src`` (e.g. the previous commit, ``git archive``'d) takes its turns too. Each method
+runs in its own subprocess, in turns, ``--repeat`` rounds; the fastest run counts. The
+baseline is ``pyarrow.csv.read_csv(..., newlines_in_values=True).to_pandas()`` on the CSV
+payload, the goal ``read_results`` at most 2x of it in every format. No test asserts a
+time: this script prints the table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import subprocess
 import sys
 import tempfile
@@ -37,7 +40,7 @@ def write_payloads(columns: int, rows: int, workdir: Path, layouts: bool) -> dic
     for layout, formats in LAYOUTS.items():
         if layout != "documented" and not layouts:
             continue
-        for fmt in sorted(formats & {"CSV", "XML", "JSON"}):
+        for fmt in sorted(formats):
             path = workdir / f"{layout}.{fmt.lower()}"
             path.write_bytes(b"".join(write_results(frame, fmt, layout=layout)))
             paths[f"{fmt} {layout}"] = path
@@ -68,6 +71,7 @@ def main() -> None:
     parser.add_argument("--rows", type=int, default=2)
     parser.add_argument("--repeat", type=int, default=2)
     parser.add_argument("--layouts", action="store_true", help="every layout, not just ours")
+    parser.add_argument("--before", help="a src directory whose read_results runs as 'before'")
     parser.add_argument("--child", nargs=2, help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.child:
@@ -75,12 +79,19 @@ def main() -> None:
         return
     with tempfile.TemporaryDirectory() as tmp:
         paths = write_payloads(args.columns, args.rows, Path(tmp), args.layouts)
-        runs = [("pyarrow", "CSV documented")] + [("surveykit", key) for key in paths]
+        runs = [("pyarrow", "CSV documented")]
+        for key in paths:
+            runs += [("before", key)] if args.before else []
+            runs += [("surveykit", key)]
         best: dict[tuple[str, str], float] = {}
         for _ in range(args.repeat):
             for method, key in runs:
+                env = dict(os.environ)
+                if method == "before":
+                    env["PYTHONPATH"] = args.before
                 out = subprocess.run(
                     [sys.executable, __file__, "--child", method, str(paths[key])],
+                    env=env,
                     check=True,
                     capture_output=True,
                     text=True,

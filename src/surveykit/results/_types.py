@@ -657,9 +657,24 @@ def build_frame(
     def one(job: tuple[Any, ...]) -> tuple[ColumnPlan, Any]:
         return _one_column(job[0], job[1], job[2], job[3], infer, format, first_record, job[4])
 
-    # Short columns are typed in this thread: handing each to the pool costs more than
-    # typing it (a payload of 100,000 columns and 2 rows).
-    done = list(_pool().map(one, jobs) if nrows >= _PARALLEL_ROWS else map(one, jobs))
+    from surveykit.results import _bulk
+
+    free = [j for j, job in enumerate(jobs) if job[2] is None and job[3] is None and job[4] is None]
+    if nrows <= _bulk.MAX_ROWS and len(free) >= _bulk.MIN_COLUMNS:
+        # Very many short columns: typed together rather than one by one.
+        done: list[Any] = [None] * len(jobs)
+        typed = _bulk.type_columns(
+            [names[j] for j in free], [columns[j] for j in free], nrows, infer
+        )
+        for j, result in zip(free, typed, strict=True):
+            done[j] = result
+        for j, job in enumerate(jobs):
+            if done[j] is None:
+                done[j] = one(job)
+    else:
+        # Short columns are typed in this thread: handing each to the pool costs more than
+        # typing it.
+        done = list(_pool().map(one, jobs) if nrows >= _PARALLEL_ROWS else map(one, jobs))
     index = pd.RangeIndex(first_record, first_record + nrows)
     new_plans = [plan for plan, _ in done]
     if not done:
