@@ -20,6 +20,7 @@ from surveykit.batch._plan import DEFINITE_FAILURES, OUTCOMES, RowPlan, plan_row
 from surveykit.batch._result import (
     COLUMNS,
     LOCAL_COLUMNS,
+    SEND_FIELDS,
     BatchInterrupted,
     BatchResult,
     client_region,
@@ -291,17 +292,7 @@ class _Batch:
                     "text": plan.text,
                     "segments": plan.segments,
                     "outcome": entry["outcome"],
-                    **{
-                        k: fields.get(k)
-                        for k in (
-                            "message_id",
-                            "status",
-                            "carrier",
-                            "reachable",
-                            "number_type",
-                            "error",
-                        )
-                    },
+                    **{k: fields.get(k) for k in SEND_FIELDS},
                     "attempts": entry["attempts"],
                     "time": entry["time"],
                 }

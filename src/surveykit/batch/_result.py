@@ -12,18 +12,16 @@ import pandas as pd
 
 from surveykit.batch._plan import OUTCOMES
 
+SEND_FIELDS = ("message_id", "status", "carrier", "reachable", "number_type", "error")
+"""What a row's request (or its lookup) told: the middle columns of the outcome frame."""
+
 COLUMNS = [
     "destination",
     "number_check",
     "text",
     "segments",
     "outcome",
-    "message_id",
-    "status",
-    "carrier",
-    "reachable",
-    "number_type",
-    "error",
+    *SEND_FIELDS,
     "attempts",
     "time",
 ]
