@@ -8,12 +8,9 @@ format, so CSV, PIPE, TAB, XML and JSON give equal DataFrames. Writers do the re
 
 from __future__ import annotations
 
-import datetime as dt
 import math
-import os
 import re
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeAlias
 
@@ -21,8 +18,6 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
-
-from surveykit.errors import ResultsParseError
 
 TypeName = Literal["string", "Int64", "float64", "boolean", "datetime", "category"]
 
@@ -146,78 +141,6 @@ def results_dtypes(df: pd.DataFrame) -> dict[str, TypeName]:
         else:
             out[str(name)] = normalize_type_name(dtype)
     return out
-
-
-# --------------------------------------------------------------------------- to text
-
-
-def _float_text(x: float) -> str | None:
-    if math.isnan(x):
-        return None
-    return repr(float(x))
-
-
-def _datetime_text(ts: dt.datetime) -> str:
-    return ts.astimezone(dt.UTC).isoformat()
-
-
-def _object_text(value: Any, column: str) -> str | None:
-    if value is None or value is pd.NA or value is pd.NaT:
-        return None
-    if isinstance(value, str):
-        return value
-    if isinstance(value, bool | np.bool_):
-        return "true" if value else "false"
-    if isinstance(value, int | np.integer):
-        return str(int(value))
-    if isinstance(value, float | np.floating):
-        return _float_text(float(value))
-    if isinstance(value, dt.datetime):
-        if value.tzinfo is None:
-            raise ValueError(f"column {column!r}: naive datetime {value!r}; localize it first")
-        return _datetime_text(value)
-    raise ValueError(f"column {column!r}: cannot write a value of type {type(value).__name__}")
-
-
-def to_text(series: pd.Series, column: str) -> pa.Array:
-    """The canonical text of a column: a ``large_string`` array, null where missing.
-
-    Integers in decimal, floats by ``repr`` (NaN = missing), booleans ``true``/``false``,
-    timestamps as ISO 8601 in UTC with ``+00:00`` (and ``.ffffff`` when not whole seconds).
-    """
-    arr = _to_text(series, column)
-    return arr.combine_chunks() if isinstance(arr, pa.ChunkedArray) else arr
-
-
-def _to_text(series: pd.Series, column: str) -> pa.Array:
-    """The canonical text of a column: a ``large_string`` array, null where missing.
-
-    Integers in decimal, floats by ``repr`` (NaN = missing), booleans ``true``/``false``,
-    timestamps as ISO 8601 in UTC with ``+00:00`` (and ``.ffffff`` when not whole seconds).
-    """
-    dtype = series.dtype
-    if isinstance(dtype, pd.CategoricalDtype):
-        cats = to_text(pd.Series(dtype.categories), column)
-        codes = pa.array(series.cat.codes.to_numpy(), mask=series.isna().to_numpy())
-        return cats.take(codes)
-    if isinstance(dtype, pd.DatetimeTZDtype):
-        values = [None if x is pd.NaT else _datetime_text(x) for x in series.dt.tz_convert("UTC")]
-        return pa.array(values, type=pa.large_string())
-    if pd.api.types.is_datetime64_dtype(dtype):
-        raise ValueError(f"column {column!r}: naive datetimes; localize them first")
-    if pd.api.types.is_bool_dtype(dtype):
-        arr = pa.array(series, from_pandas=True)
-        text = pc.if_else(arr, "true", "false")
-        return text.cast(pa.large_string())
-    if pd.api.types.is_integer_dtype(dtype):
-        return pa.array(series, from_pandas=True).cast(pa.large_string())
-    if pd.api.types.is_float_dtype(dtype):
-        values = [None if x is pd.NA else _float_text(x) for x in series.tolist()]
-        return pa.array(values, type=pa.large_string())
-    if isinstance(dtype, pd.StringDtype):
-        arr = pa.array(series.array, from_pandas=True)
-        return arr.cast(pa.large_string())
-    return pa.array([_object_text(v, column) for v in series.tolist()], type=pa.large_string())
 
 
 # --------------------------------------------------------------------------- inference
@@ -551,148 +474,6 @@ def _pandas(kind: TypeName, arr: Any, typed: Any) -> Any:
             pc.fill_null(typed, False).to_numpy(), pc.is_null(typed).to_numpy()
         )
     return typed.to_pandas().array.astype(DATETIME_DTYPE)
-
-
-def _one_column(
-    name: str,
-    arr: Column,
-    plan: ColumnPlan | None,
-    given: TypeName | None,
-    infer: bool,
-    format: str,
-    first_record: int,
-    predicted: TypeName | None = None,
-) -> tuple[ColumnPlan, Any]:
-    if predicted is not None:
-        # A column the reader parsed as predict_types asked (never with a plan or dtype).
-        assert plan is None and given is None and infer
-        done = _from_reader(name, arr, predicted)
-        if done is not None:
-            return done
-        # Wrong after all: the column's text, typed by the whole-column rules.
-        arr = arr.cast(pa.large_string()) if pa.types.is_dictionary(arr.type) else arr
-    arr = _large(arr)
-    typed = None
-    if plan is None and given is None:
-        kind: TypeName = "string"
-        if infer:
-            kind, typed = _infer(name, arr)
-        plan = ColumnPlan(name, kind, forced=False)
-    elif plan is None:
-        plan = ColumnPlan(name, given or "string", forced=True)
-    if typed is None and plan.type in _PARSERS:
-        typed = (
-            _parser(plan)(arr) if arr.null_count < len(arr) else _typed_nulls(plan.type, len(arr))
-        )
-        if typed is None:
-            raise _type_error(plan, arr, format, first_record)
-    return plan, _pandas(plan.type, arr, typed)
-
-
-def _typed_nulls(kind: str, n: int) -> Any:
-    target = {"boolean": pa.bool_(), "Int64": pa.int64(), "float64": pa.float64()}
-    return pa.chunked_array([pa.nulls(n, target.get(kind, _UTC))])
-
-
-def _first_failure(arr: Column, parse: Callable[[Column], Any]) -> int:
-    # Bisection: about two passes of the parser, even over millions of values.
-    lo, hi = 0, len(arr)
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        part = arr.slice(lo, mid - lo)
-        if part.null_count < len(part) and parse(part) is None:
-            hi = mid
-        else:
-            lo = mid
-    return lo
-
-
-def _type_error(plan: ColumnPlan, arr: Column, format: str, first_record: int) -> ResultsParseError:
-    index = _first_failure(arr, _parser(plan))
-    value = arr[index].as_py()
-    origin = "the type given in dtypes" if plan.forced else "the type decided from the first chunk"
-    return ResultsParseError(
-        f"column {plan.name!r}: value {value!r} does not fit {origin} ({plan.type}); "
-        "pass dtypes={...: 'string'} to read it as text",
-        format=format,
-        record=first_record + index,
-    )
-
-
-_POOL: ThreadPoolExecutor | None = None
-_PARALLEL_ROWS: Final = 4096
-
-
-def _pool() -> ThreadPoolExecutor:
-    global _POOL
-    if _POOL is None:  # pyarrow compute releases the GIL: columns are typed in parallel
-        _POOL = ThreadPoolExecutor(max_workers=min(8, os.cpu_count() or 1))
-    return _POOL
-
-
-def build_frame(
-    names: Sequence[str],
-    columns: Sequence[Column],
-    *,
-    dtypes: Mapping[str, Any] | None,
-    infer: bool,
-    plans: Sequence[ColumnPlan] | None,
-    format: str,
-    first_record: int = 0,
-    nrows: int,
-    predicted: Mapping[int, TypeName] | None = None,
-) -> tuple[pd.DataFrame, list[ColumnPlan]]:
-    """Type one chunk of text columns into a DataFrame; decide the plans if not given.
-
-    ``predicted`` names the columns a reader already parsed into
-    :func:`reader_type` of a type from :func:`predict_types`.
-    """
-    given = {k: normalize_type_name(v) for k, v in (dtypes or {}).items()}
-    kinds = predicted or {}
-    jobs = [
-        (name, arr, plans[j] if plans is not None else None, given.get(name), kinds.get(j))
-        for j, (name, arr) in enumerate(zip(names, columns, strict=True))
-    ]
-
-    def one(job: tuple[Any, ...]) -> tuple[ColumnPlan, Any]:
-        return _one_column(job[0], job[1], job[2], job[3], infer, format, first_record, job[4])
-
-    from surveykit.results import _bulk
-
-    free = [j for j, job in enumerate(jobs) if job[2] is None and job[3] is None and job[4] is None]
-    if nrows <= _bulk.MAX_ROWS and len(free) >= _bulk.MIN_COLUMNS:
-        # Very many short columns: typed together rather than one by one.
-        done: list[Any] = [None] * len(jobs)
-        typed = _bulk.type_columns(
-            [names[j] for j in free], [columns[j] for j in free], nrows, infer
-        )
-        for j, result in zip(free, typed, strict=True):
-            done[j] = result
-        for j, job in enumerate(jobs):
-            if done[j] is None:
-                done[j] = one(job)
-    else:
-        # Short columns are typed in this thread: handing each to the pool costs more than
-        # typing it.
-        done = list(_pool().map(one, jobs) if nrows >= _PARALLEL_ROWS else map(one, jobs))
-    index = pd.RangeIndex(first_record, first_record + nrows)
-    new_plans = [plan for plan, _ in done]
-    if not done:
-        return pd.DataFrame(index=index), new_plans
-    frame = pd.DataFrame(
-        {str(j): values for j, (_, values) in enumerate(done)}, index=index, copy=False
-    )
-    frame.columns = pd.Index(list(names))
-    return frame, new_plans
-
-
-def check_names(names: Sequence[str], *, format: str) -> None:
-    """Refuse duplicate column names (a frame cannot hold them unambiguously)."""
-    seen: set[str] = set()
-    for name in names:
-        if name in seen:
-            raise ResultsParseError(f"duplicate column name {name!r}", format=format, line=1)
-        seen.add(name)
 
 
 _ILLEGAL_XML_RE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
