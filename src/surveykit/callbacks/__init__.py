@@ -41,11 +41,9 @@ if _typing.TYPE_CHECKING:
         DEFAULT_HANDLER_TIMEOUT,
         DEFAULT_MAX_BODY,
         DEFAULT_PATH,
-        Handler,
         Receiver,
-        Reply,
-        build_reply,
     )
+    from surveykit.callbacks._replies import Handler, Reply, build_reply
 
 # The server side (starlette, uvicorn) is imported on first use of one of these names.
 _LAZY = {
@@ -56,10 +54,10 @@ _LAZY = {
     "DEFAULT_HANDLER_TIMEOUT": "surveykit.callbacks._receiver",
     "DEFAULT_MAX_BODY": "surveykit.callbacks._receiver",
     "DEFAULT_PATH": "surveykit.callbacks._receiver",
-    "Handler": "surveykit.callbacks._receiver",
+    "Handler": "surveykit.callbacks._replies",
     "Receiver": "surveykit.callbacks._receiver",
-    "Reply": "surveykit.callbacks._receiver",
-    "build_reply": "surveykit.callbacks._receiver",
+    "Reply": "surveykit.callbacks._replies",
+    "build_reply": "surveykit.callbacks._replies",
 }
 
 

@@ -20,10 +20,10 @@ import re
 import shutil
 import tempfile
 import weakref
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable
 from http import HTTPStatus
 from pathlib import Path
-from typing import Any, Final, TypeAlias, TypeVar
+from typing import Any, Final, TypeVar
 
 import anyio
 import anyio.to_thread
@@ -36,6 +36,11 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from surveykit.callbacks._replies import Handler as Handler
+from surveykit.callbacks._replies import Reply as Reply
+from surveykit.callbacks._replies import _short, _validation_errors
+from surveykit.callbacks._replies import build_reply as build_reply
+from surveykit.callbacks._requests import _json_kind, _problem, _Rejected, query_fields
 from surveykit.callbacks._store import EventStore, Recorded, ReplyState, delivery_identity
 from surveykit.callbacks._verify import (
     DEFAULT_REPLAY_WINDOW,
@@ -43,7 +48,7 @@ from surveykit.callbacks._verify import (
     DEFAULT_SIGNATURE_HEADER,
     SignatureCheck,
 )
-from surveykit.models import RESPONSE_TYPES, CallbackPayload, CallbackType, SendRequest
+from surveykit.models import RESPONSE_TYPES, CallbackPayload, CallbackType
 
 logger = logging.getLogger("surveykit.callbacks")
 
@@ -60,128 +65,14 @@ DEFAULT_HANDLER_TIMEOUT: Final = 20.0
 DEFAULT_BODY_TIMEOUT: Final = 10.0
 """Seconds a callback's whole body may take to arrive (a slow sender gets 408)."""
 
-Reply: TypeAlias = str | Mapping[str, Any] | SendRequest | None
-"""What a handler returns: no reply, a text, fields of a send request, or a send request."""
-
-Handler: TypeAlias = Callable[[CallbackPayload], Reply | Awaitable[Reply]]
-"""A function (sync or async) that gets a callback payload and returns a :data:`Reply`."""
-
 H = TypeVar("H", bound=Handler)
 
 _ANY: Final = "*"
 _JSON_TYPES = frozenset({"application/json", "text/json"})
-_GET_OFFSET = re.compile(r" (\d{2}:?\d{2})$")
-
-
-class _Rejected(Exception):
-    """A request refused with a 4xx problem answer."""
-
-    def __init__(
-        self,
-        status: int,
-        title: str,
-        detail: str,
-        *,
-        errors: list[dict[str, Any]] | None = None,
-        headers: dict[str, str] | None = None,
-    ) -> None:
-        super().__init__(detail)
-        self.status = status
-        self.title = title
-        self.detail = detail
-        self.errors = errors
-        self.headers = headers
-
-
-def _problem(rejected: _Rejected) -> Response:
-    body: dict[str, Any] = {
-        "type": "about:blank",
-        "title": rejected.title,
-        "status": rejected.status,
-        "detail": rejected.detail,
-    }
-    if rejected.errors:
-        body["errors"] = rejected.errors
-    return JSONResponse(
-        body,
-        status_code=rejected.status,
-        headers=rejected.headers,
-        media_type="application/problem+json",
-    )
 
 
 def _type_key(value: CallbackType | str) -> str:
     return str(value).lower()
-
-
-def respondent_number(payload: CallbackPayload) -> str | None:
-    """The number to reply to: the payload's Source, without a leading ``+``."""
-    if payload.source is None:
-        return None
-    return payload.source.strip().removeprefix("+")
-
-
-def build_reply(payload: CallbackPayload, reply: Reply) -> SendRequest | None:
-    """Turn a handler's return value into the send request answered to the platform.
-
-    * ``None``: no reply.
-    * a ``str``: ``SendRequest(destination=<payload Source>, source=<payload Destination>,
-      message=<the text>, reply=True)``.
-    * a mapping: those same defaults, overridden by the mapping's fields (snake_case or
-      camelCase, e.g. ``{"message": "Thanks", "reply": False, "surveyId": 12}``).
-    * a :class:`~surveykit.models.SendRequest`: used as it is.
-
-    Raises:
-        TypeError: for any other return type.
-        pydantic.ValidationError: when the result is not a valid send request.
-    """
-    if reply is None:
-        return None
-    if isinstance(reply, SendRequest):
-        return reply
-    defaults: dict[str, Any] = {
-        "destination": respondent_number(payload),
-        "source": payload.destination,
-        "reply": True,
-    }
-    if isinstance(reply, str):
-        return SendRequest.model_validate({**defaults, "message": reply})
-    if isinstance(reply, Mapping):
-        fields = dict(defaults)
-        for key, value in reply.items():
-            # One spelling per field: a camelCase key replaces the snake_case default.
-            snake = re.sub(r"(?<!^)(?=[A-Z])", "_", str(key)).lower()
-            fields.pop(snake, None)
-            fields[key] = value
-        return SendRequest.model_validate(fields)
-    raise TypeError(
-        f"a handler returned {type(reply).__name__}; expected None, str, dict or SendRequest"
-    )
-
-
-def _field_label(loc: tuple[int | str, ...]) -> str:
-    parts: list[str] = []
-    for item in loc:
-        if isinstance(item, str):
-            field = CallbackPayload.model_fields.get(item)
-            parts.append(field.alias if field is not None and field.alias else item)
-        else:
-            parts[-1:] = [f"{parts[-1] if parts else ''}[{item}]"]
-    return ".".join(parts) or "body"
-
-
-def _validation_errors(exc: ValidationError) -> list[dict[str, Any]]:
-    return [
-        {"field": _field_label(tuple(err["loc"])), "message": err["msg"]} for err in exc.errors()
-    ]
-
-
-def _short(exc: BaseException) -> str:
-    if isinstance(exc, ValidationError):
-        detail = "; ".join(f"{e['field']}: {e['message']}" for e in _validation_errors(exc))
-        return f"the reply is not a valid send request ({detail})"
-    text = str(exc)
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 class _Failed:
@@ -440,55 +331,13 @@ class Receiver:
             )
         return data
 
-    @staticmethod
-    def _query_fields(request: Request) -> dict[str, Any]:
-        data: dict[str, Any] = {}
-        seen: set[str] = set()
-        pairs: list[dict[str, Any]] = []
-        for key, value in request.query_params.multi_items():
-            low = key.lower()
-            if low == "metadata":
-                try:
-                    parsed = orjson.loads(value)
-                except orjson.JSONDecodeError:
-                    raise _Rejected(
-                        422,
-                        "Invalid callback payload",
-                        "MetaData in a query string must be JSON, e.g. "
-                        '[{"campaign":"spring"}], or use MetaData[campaign]=spring',
-                        errors=[{"field": "MetaData", "message": "not JSON"}],
-                    ) from None
-                if isinstance(parsed, dict):
-                    pairs.extend({name: item} for name, item in parsed.items())
-                else:
-                    pairs.extend(parsed if isinstance(parsed, list) else [parsed])
-                continue
-            if low.startswith("metadata[") and low.endswith("]") and len(key) > 10:
-                pairs.append({key[9:-1]: value})
-                continue
-            if low in seen:
-                raise _Rejected(
-                    422,
-                    "Invalid callback payload",
-                    f"{key} is given more than once in the query string",
-                    errors=[{"field": key, "message": "given more than once"}],
-                )
-            seen.add(low)
-            if low == "timestamp":
-                # An unencoded '+' of the UTC offset arrives as a space.
-                value = _GET_OFFSET.sub(r"+\1", value)
-            data[key] = value
-        if pairs:
-            data["MetaData"] = pairs
-        return data
-
     async def _payload(self, request: Request) -> CallbackPayload:
         if request.method == "GET":
             query = request.scope.get("query_string", b"")
             if len(query) > self.max_body:
                 raise self._too_large(f"the query string is {len(query)} bytes")
             self._verify(request, query)
-            data = self._query_fields(request)
+            data = query_fields(request.query_params.multi_items())
         else:
             if self._check is not None and self._check.header not in request.headers:
                 self._verify(request, b"")  # refuse before reading an unsigned body
@@ -620,16 +469,6 @@ class Receiver:
 
 def _remove_tree(folder: str) -> None:
     shutil.rmtree(folder, ignore_errors=True)
-
-
-def _json_kind(value: Any) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, int | float):
-        return "a number"
-    return "a string" if isinstance(value, str) else "an array"
 
 
 def _name(handler: Handler) -> str:
