@@ -64,7 +64,7 @@ def test_optouts_add_list_remove_import(tmp_path: Path) -> None:
                 SOURCE,
             ],
             1,
-            "no file",
+            "nope.sqlite: no such file",
         ),
         (
             [

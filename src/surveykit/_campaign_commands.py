@@ -174,9 +174,9 @@ def remind(
         raise typer.BadParameter(
             f"{min_gap!r} is not a duration such as 48h", param_hint="'--min-gap'"
         )
-    for path in [*journal, *([events] if events else [])]:
-        if not path.is_file():
-            raise CommandError(f"no file {path}")
+    for option, path in [*(("--journal", p) for p in journal), ("--events", events)]:
+        if path is not None and not path.is_file():
+            raise CommandError(f"{option} {path}: no such file")
     target = wave_journal or _next_journal(journal)
     if target.resolve() in {p.resolve() for p in journal}:
         raise CommandError(

@@ -258,13 +258,17 @@ def import_(
     target = outcome_path(file, out, "import")
     if not dry_run:
         check_output(target, "--out")
-    if region is None:
-        from surveykit.client._numbers import resolve_default_region
+    from surveykit._phone_text import check_region
+    from surveykit.client._numbers import resolve_default_region
 
-        try:
-            region = resolve_default_region(None)  # SURVEYKIT_DEFAULT_REGION
-        except sk.ConfigurationError as exc:
-            raise usage(str(exc)) from None
+    try:
+        region = (
+            resolve_default_region(None)  # SURVEYKIT_DEFAULT_REGION
+            if region is None
+            else check_region(region, "--region")
+        )
+    except (sk.ConfigurationError, sk.ValidationError) as exc:
+        raise usage(str(exc)) from None
     try:
         plan = sk.build_import_list(df, mapping or None, default_region=region, strict=strict)
     except ValueError as exc:
@@ -434,6 +438,8 @@ def send(
         raise CommandError(str(exc)) from None
     except TemplateError as exc:
         raise usage(str(exc)) from None
+    except sk.ValidationError as exc:
+        raise usage(_as_flags(str(exc), options)) from None
     except sk.SurveykitError:
         raise
     except ValueError as exc:
@@ -453,6 +459,17 @@ def send(
             "(--no-journal to keep none)",
             err=True,
         )
+
+
+_FLAGS = {"windows": "--window"}
+
+
+def _as_flags(message: str, options: dict[str, Any]) -> str:
+    """A send option's refusal under its command-line name (``timezone:`` -> ``--timezone:``)."""
+    field, colon, rest = message.partition(":")
+    if colon and field in options:
+        return _FLAGS.get(field, "--" + field.replace("_", "-")) + colon + rest
+    return message
 
 
 def register(app: typer.Typer) -> None:

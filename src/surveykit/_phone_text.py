@@ -54,13 +54,22 @@ Parsed = tuple[str | None, str | None, PhoneCheck | None]
 Memo = dict[tuple[str, str | None], Parsed]
 
 
-def check_region(region: str | None) -> str | None:
+def check_region(region: str | None, field: str = "default_region") -> str | None:
+    """A region code upper-cased, or None; the one check every ``region=`` goes through.
+
+    Raises:
+        ValidationError: (a ``ValueError``) naming ``field`` when phonenumbers does not know
+            the region.
+    """
     if region is None:
         return None
-    up = region.upper()
+    up = region.strip().upper() if isinstance(region, str) else None
     if up not in phonenumbers.SUPPORTED_REGIONS:
-        raise ValueError(
-            f"default_region {region!r} is not a region phonenumbers knows (e.g. 'GB', 'US')"
+        from surveykit.errors import ValidationError
+
+        raise ValidationError(
+            f"{field}: {region!r} is not a region phonenumbers knows; expected an ISO 3166 "
+            "alpha-2 code such as 'GB', 'US' or 'AU'."
         )
     return up
 

@@ -183,18 +183,9 @@ def _zones(value: Any, df: pd.DataFrame, is_email: bool) -> tuple[str, ...] | No
 
 
 def _region(value: Any) -> str | None:
-    if value is None:
-        return None
-    from surveykit.frames._phone import normalize_phone_numbers
+    from surveykit._phone_text import check_region
 
-    try:
-        normalize_phone_numbers(pd.Series([], dtype=object), str(value))
-    except ValueError:
-        raise ValidationError(
-            f"region: {value!r} is not a region phonenumbers knows; expected an ISO 3166 "
-            "code such as 'GB' or 'US'"
-        ) from None
-    return str(value).upper()
+    return check_region(None if value is None else str(value), "region")
 
 
 def make_spec(

@@ -31,17 +31,12 @@ def resolve_default_region(default_region: str | None) -> str | None:
     if default_region is None:
         default_region = os.environ.get(ENV_DEFAULT_REGION) or None
         where = ENV_DEFAULT_REGION
-    if default_region is None:
-        return None
-    import phonenumbers
+    from surveykit._phone_text import check_region
 
-    region = default_region.strip().upper() if isinstance(default_region, str) else None
-    if region not in phonenumbers.SUPPORTED_REGIONS:
-        raise ConfigurationError(
-            f"{where}: {default_region!r} is not a region phonenumbers knows; expected an "
-            "ISO 3166 alpha-2 code such as 'GB', 'US' or 'AU'"
-        )
-    return region
+    try:
+        return check_region(default_region, where)
+    except ValidationError as exc:
+        raise ConfigurationError(str(exc)) from None
 
 
 def read_number(value: Any, field: str, region: str | None, *, strict: bool) -> str:
@@ -77,19 +72,6 @@ def read_number(value: Any, field: str, region: str | None, *, strict: bool) -> 
 
 def region_for(region: str | None, default: str | None) -> str | None:
     """A call's ``region=`` checked, else the client's default."""
-    if region is None:
-        return default
-    import phonenumbers
+    from surveykit._phone_text import check_region
 
-    up = region.strip().upper() if isinstance(region, str) else None
-    if up not in phonenumbers.SUPPORTED_REGIONS:
-        raise ValidationError(
-            [
-                (
-                    "region",
-                    f"region: {region!r} is not a region phonenumbers knows; expected an "
-                    "ISO 3166 alpha-2 code such as 'GB', 'US' or 'AU'.",
-                )
-            ]
-        )
-    return up
+    return default if region is None else check_region(region, "region")
