@@ -39,6 +39,7 @@ from surveykit.errors import ResultsParseError
 from surveykit.results._common import RawChunk
 from surveykit.results._names import decode_name, encode_name
 from surveykit.results._source import Payload, first_bytes
+from surveykit.results._xml_fast import Unsupported, fast_chunks
 
 _BATCH: Final = 65_536
 _FORBIDDEN: Final = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -216,7 +217,35 @@ class _Columns:
 def iter_xml(
     payload: Payload, *, names: Sequence[str] | None, streaming: bool
 ) -> Iterator[RawChunk]:
-    """Parse XML results into text columns."""
+    """Parse XML results into text columns.
+
+    A payload in memory is read in bulk (``_xml_fast``) when it keeps to the plain XML
+    real services write; anything else, and every error, is the lxml pull parser's.
+    """
+    _ = names
+    done = 0
+    if payload.data is not None:
+        try:
+            for chunk in fast_chunks(payload.data, streaming=streaming):
+                done += chunk.nrows
+                yield chunk
+            return
+        except Unsupported:
+            pass
+    for chunk in _iter_lxml(payload, streaming=streaming):
+        if done and done >= chunk.nrows:  # rows the bulk reader handed out already
+            done -= chunk.nrows
+            continue
+        if done:
+            chunk = RawChunk(
+                chunk.names, [c.slice(done) for c in chunk.columns], chunk.nrows - done
+            )
+            done = 0
+        yield chunk
+
+
+def _iter_lxml(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
+    """Parse XML results with lxml's pull parser."""
     root_tag, record_tag = _detect(payload)
     namespace = _namespace(root_tag)
     columns_tag = namespace + "Columns"
@@ -381,7 +410,6 @@ def iter_xml(
     cols.flush()
     if not streaming or cols.done or record == 0:
         yield cols.take()
-    _ = names
 
 
 _ATTRIBUTE_VALUES: Final[Any] = etree.XPath("@*", smart_strings=False)
