@@ -147,6 +147,7 @@ REFUSED = {
     "mismatched": b"<R><r><a>1</b></r></R>",
     "text after the root": b"<R><r><a>1</a></r></R>junk",
     "reference in an ignored attribute": b'<R><r><a u="&#0;">1</a></r></R>',
+    "reference in a nil mark": f'<R {XSI}><r><a xsi:nil="&#116;rue"/></r></R>'.encode(),
     "field named like the record": b"<R><r><r>1</r></r></R>",
     "attribute twice on a field": b'<R><r><a u="1" u="2">1</a></r></R>',
     "undeclared prefix": b'<R><r><a q:nil="true"/></r></R>',
@@ -194,12 +195,13 @@ def test_hash_collisions_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     """With a mix that merges every string, the exact check refuses instead of merging."""
     monkeypatch.setattr(_xml_fast, "_MIX", np.zeros(8, dtype=np.uint64))
     payload = (
-        b"<R><r><alpha_long_name>1</alpha_long_name><beta_long_name>2</beta_long_name></r></R>"
+        b"<R><r><alpha_long_name>1</alpha_long_name></r>"
+        b"<r><gamma_long_name>2</gamma_long_name></r></R>"
     )
     with pytest.raises(_xml_fast.Unsupported):
         bulk(payload)
     frame = read_results(payload, "XML", infer_types=False)
-    assert frame.to_dict("list") == {"alpha_long_name": ["1"], "beta_long_name": ["2"]}
+    assert frame.to_dict("list") == {"alpha_long_name": ["1", None], "gamma_long_name": [None, "2"]}
 
 
 def test_a_mapped_file_is_read_in_bulk(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
