@@ -192,8 +192,10 @@ def test_streaming_hands_over_to_lxml_without_losing_or_repeating_rows(
 
 
 def test_hash_collisions_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
-    """With a mix that merges every string, the exact check refuses instead of merging."""
-    monkeypatch.setattr(_xml_fast, "_MIX", np.zeros(8, dtype=np.uint64))
+    """With a mix that merges strings of one length, the exact check refuses to merge."""
+    mix = np.zeros(8, dtype=np.uint64)
+    mix[-1] = 1  # only the length counts
+    monkeypatch.setattr(_xml_fast, "_MIX", mix)
     payload = (
         b"<R><r><alpha_long_name>1</alpha_long_name></r>"
         b"<r><gamma_long_name>2</gamma_long_name></r></R>"
