@@ -35,6 +35,23 @@ METHODS = {
 }
 
 
+# The XML record, and pandas.read_xml's xpath and namespaces, in each layout (--layout).
+XML_RECORDS = {
+    "aspnet": ("SurveyResult", "/ArrayOfSurveyResult/SurveyResult", None),
+    "namespaced": (
+        "{urn:surveykit:results}Result",
+        "/r:Results/r:Result",
+        {"r": "urn:surveykit:results"},
+    ),
+}
+
+
+def xml_record() -> tuple[str, str, dict[str, str] | None]:
+    """The record tag, xpath and namespaces of the layout the payloads were written in."""
+    default = ("Result", "/Results/Result", None)
+    return XML_RECORDS.get(os.environ.get("BENCH_LAYOUT", "documented"), default)
+
+
 def peak_rss_mib() -> float:
     # VmHWM restarts at exec; ru_maxrss would carry the parent's peak over.
     for line in Path("/proc/self/status").read_text().splitlines():
@@ -83,12 +100,15 @@ def parse_once(method: str, fmt: str, data: bytes) -> int:
         )
         rows = len(table.to_pandas())
     elif method == "pandas.read_xml":
-        rows = len(pd.read_xml(io.BytesIO(data), xpath="/Results/Result", parser="lxml"))
+        _, xpath, namespaces = xml_record()
+        frame = pd.read_xml(io.BytesIO(data), xpath=xpath, namespaces=namespaces, parser="lxml")
+        rows = len(frame)
     elif method in ("iterparse", "iterparse(tag)"):
-        kw = {"tag": "Result"} if method == "iterparse(tag)" else {}
+        record = xml_record()[0]
+        kw = {"tag": record} if method == "iterparse(tag)" else {}
         rows = 0
         for _, el in etree.iterparse(io.BytesIO(data), events=("end",), **kw):
-            if el.tag == "Result":
+            if el.tag == record:
                 rows += 1
                 el.clear()
                 while el.getprevious() is not None:
@@ -103,7 +123,7 @@ def parse_once(method: str, fmt: str, data: bytes) -> int:
 
 
 def write_payloads(
-    rows: int, seed: int, workdir: Path, data: str = "survey"
+    rows: int, seed: int, workdir: Path, data: str = "survey", layout: str = "documented"
 ) -> tuple[dict[str, Path], list]:
     from surveykit.results import write_results
     from surveykit.sandbox.generator import generate_results
@@ -122,7 +142,7 @@ def write_payloads(
         path = workdir / f"results.{fmt.lower()}"
         start = time.perf_counter()
         with path.open("wb") as out:
-            for piece in write_results(chunks, fmt):
+            for piece in write_results(chunks, fmt, layout=layout):
                 out.write(piece)
         print(
             f"  wrote {fmt:<4} {path.stat().st_size / 1e6:8.1f} MB in "
@@ -199,6 +219,11 @@ def main() -> None:
         default=1_000_000,
         help="skip pandas.read_xml above this many rows (it is slow)",
     )
+    parser.add_argument(
+        "--layout",
+        default="documented",
+        help="write the payloads in this layout (surveykit.results.LAYOUTS), e.g. aspnet",
+    )
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--no-verify", action="store_true")
     parser.add_argument(
@@ -235,6 +260,8 @@ def main() -> None:
         "--worker", nargs=4, metavar=("METHOD", "FORMAT", "PATH", "INNER"), help=argparse.SUPPRESS
     )
     args = parser.parse_args()
+    if not args.worker:
+        os.environ["BENCH_LAYOUT"] = args.layout  # the workers read it (xml_record)
     if args.worker:
         method, fmt, path, inner = args.worker
         print(json.dumps(run_method(method, fmt, path, int(inner))))
@@ -249,7 +276,7 @@ def main() -> None:
         args.no_verify = True
         print("  reusing the payloads already there (no verification)")
     else:
-        paths, chunks = write_payloads(args.rows, args.seed, workdir, args.data)
+        paths, chunks = write_payloads(args.rows, args.seed, workdir, args.data, args.layout)
     results: dict[tuple[str, str], dict[str, float]] = {}
     timed = [f.strip().upper() for f in args.formats.split(",")]
     for fmt in [f for f in FORMATS if f in timed]:
