@@ -2,7 +2,7 @@
 
 Each payload is read twice: in bulk, and with lxml's pull parser (``_iter_lxml``, the
 reader of every other payload). The two must give the same names and values; a payload
-outside the bulk reader's subset must raise ``Unsupported`` (never a different answer),
+outside the bulk reader's subset must raise ``_Unsupported`` (never a different answer),
 and ``read_results`` must then still give lxml's frame or lxml's error.
 """
 
@@ -85,7 +85,7 @@ def test_any_table_reads_in_bulk_as_lxml_reads_it(df: pd.DataFrame) -> None:
         for layout in XML_LAYOUTS:
             payload = encode(df, layout)
             if b'base64="' in payload:  # values XML cannot carry: lxml's to read
-                with pytest.raises(_xml_fast.Unsupported):
+                with pytest.raises(_xml_fast._Unsupported):
                     bulk(payload)
                 continue
             assert bulk(payload) == pulled(payload), layout
@@ -156,7 +156,7 @@ REFUSED = {
 
 @pytest.mark.parametrize("payload", REFUSED.values(), ids=REFUSED.keys())
 def test_other_xml_is_left_to_lxml(payload: bytes) -> None:
-    with pytest.raises(_xml_fast.Unsupported):
+    with pytest.raises(_xml_fast._Unsupported):
         bulk(payload)
     try:
         expected: Any = pulled(payload)
@@ -180,7 +180,7 @@ def test_streaming_hands_over_to_lxml_without_losing_or_repeating_rows(
     rows = [f"<r><id>{i}</id><v>{i * i}</v></r>" for i in range(300)]
     rows[250] = "<r><id>250</id><!-- late --><v>62500</v></r>"
     payload = ("<R>\n" + "\n".join(rows) + "\n</R>\n").encode()
-    with pytest.raises(_xml_fast.Unsupported):
+    with pytest.raises(_xml_fast._Unsupported):
         list(_xml_fast.fast_chunks(payload, streaming=True))
     chunks = list(_xml.iter_xml(Payload(payload), names=None, streaming=True))
     assert merged(chunks) == {
@@ -200,7 +200,7 @@ def test_hash_collisions_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
         b"<R><r><alpha_long_name>1</alpha_long_name></r>"
         b"<r><gamma_long_name>2</gamma_long_name></r></R>"
     )
-    with pytest.raises(_xml_fast.Unsupported):
+    with pytest.raises(_xml_fast._Unsupported):
         bulk(payload)
     frame = read_results(payload, "XML", infer_types=False)
     assert frame.to_dict("list") == {"alpha_long_name": ["1", None], "gamma_long_name": [None, "2"]}

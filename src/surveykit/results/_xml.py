@@ -39,7 +39,7 @@ from surveykit.errors import ResultsParseError
 from surveykit.results._common import RawChunk
 from surveykit.results._names import decode_name, encode_name
 from surveykit.results._source import Payload, first_bytes
-from surveykit.results._xml_fast import Unsupported, fast_chunks
+from surveykit.results._xml_fast import _Unsupported, fast_chunks
 
 _BATCH: Final = 65_536
 _FORBIDDEN: Final = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)
@@ -230,7 +230,7 @@ def iter_xml(
                 done += chunk.nrows
                 yield chunk
             return
-        except Unsupported:
+        except _Unsupported:
             pass
     for chunk in _iter_lxml(payload, streaming=streaming):
         if done and done >= chunk.nrows:  # rows the bulk reader handed out already

@@ -11,7 +11,7 @@ Every byte is accounted for: tag names, attribute names and the text between tag
 checked against the XML grammar (one regular expression per distinct string), the
 nesting is checked with depth counts, the payload must be valid UTF-8 without the
 characters XML refuses, and entity references are decoded and checked. Whatever falls
-outside the subset (or is malformed) raises :class:`Unsupported`, and the lxml reader
+outside the subset (or is malformed) raises :class:`_Unsupported`, and the lxml reader
 (``_xml.py``) reads the payload instead: it gives the same frame, or the error.
 """
 
@@ -30,12 +30,12 @@ from surveykit.results._common import RawChunk
 from surveykit.results._xml_slice import (
     Shared,
     SliceColumns,
-    Unsupported,
     _check,
+    _Unsupported,
     read_slice,
 )
 
-__all__ = ["Unsupported", "fast_chunks"]
+__all__ = ["_Unsupported", "fast_chunks"]
 
 _SLICE: Final = 4 << 20  # bytes of records read in one numpy pass
 _THREADS: Final = 4  # slices read at once, at most (and at most one per CPU)
@@ -49,10 +49,10 @@ _ROOT_END: Final = re.compile(rb"</([^\s<>]+)\s*>\s*\Z")
 
 
 def fast_chunks(data: bytes | memoryview, *, streaming: bool) -> Iterator[RawChunk]:
-    """The records of an XML payload as text columns, or :class:`Unsupported`.
+    """The records of an XML payload as text columns, or :class:`_Unsupported`.
 
     Streaming yields a chunk per slice of about 4 MiB; otherwise one chunk at the end.
-    :class:`Unsupported` may come after some chunks were yielded (streaming only).
+    :class:`_Unsupported` may come after some chunks were yielded (streaming only).
     """
     view = memoryview(data).cast("B") if not isinstance(data, bytes) else data
     start, end, prefixes, declared, record = _frame(view)
@@ -111,7 +111,7 @@ def _frame(data: bytes | memoryview) -> tuple[int, int, set[str], list[str], byt
     try:  # the root's own tag, checked by lxml, for its namespace declarations
         element = etree.fromstring(head[pos : root.end()] + b"</" + name + b">", parser)
     except etree.XMLSyntaxError as exc:
-        raise Unsupported from exc
+        raise _Unsupported from exc
     prefixes = {p for p in element.nsmap if p} | {"xml"}
     declared: list[str] = []
     body = bytes(data[start : min(end, start + 65536)])
@@ -124,7 +124,7 @@ def _frame(data: bytes | memoryview) -> tuple[int, int, set[str], list[str], byt
         try:
             columns = etree.fromstring(fragment.strip(), parser)
         except etree.XMLSyntaxError as exc:
-            raise Unsupported from exc
+            raise _Unsupported from exc
         declared = [c.text or "" for c in columns if isinstance(c.tag, str)]
         _check(len(set(declared)) == len(declared) and len(columns) == len(declared))
         _check(not (columns.text or "").strip())

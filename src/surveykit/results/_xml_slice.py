@@ -40,13 +40,13 @@ _NAMED: Final = {"amp": "&", "lt": "<", "gt": ">", "quot": '"', "apos": "'"}
 _XML_CHARS: Final = re.compile("[^\t\n\r\x20-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")
 
 
-class Unsupported(Exception):
+class _Unsupported(Exception):
     """The payload is outside what the bulk reader takes; the lxml reader takes over."""
 
 
 def _check(condition: Any) -> None:
     if not condition:
-        raise Unsupported
+        raise _Unsupported
 
 
 @dataclass
@@ -443,7 +443,7 @@ def _decode(text: bytes) -> str:
     try:
         return text.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise Unsupported from exc
+        raise _Unsupported from exc
 
 
 def _valid_utf8(buffer: pa.Buffer, start: int, end: int) -> bool:
