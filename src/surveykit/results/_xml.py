@@ -1,4 +1,7 @@
-"""XML results, read with a hardened lxml pull parser into column arrays.
+"""XML results, read in bulk when plain (``_xml_fast``), else with lxml's pull parser.
+
+The hardened lxml pull parser reads everything the bulk reader leaves (and gives every
+error) into column arrays.
 
 Documented layout::
 

@@ -69,7 +69,8 @@ def fast_chunks(data: bytes | memoryview, *, streaming: bool) -> Iterator[RawChu
 
 def _read_all(shared: Shared, slices: list[tuple[int, int]]) -> Iterator[SliceColumns]:
     """Each slice read, in order; a few at once on threads when there are several."""
-    workers = min(_THREADS, os.cpu_count() or 1, len(slices))
+    cpus = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count()
+    workers = min(_THREADS, cpus or 1, len(slices))
     if workers <= 1:
         for cut, until in slices:
             yield read_slice(shared, cut, until)

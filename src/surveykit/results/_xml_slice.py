@@ -21,7 +21,7 @@ from surveykit.results._names import _NCNAME, decode_name
 
 Ints = npt.NDArray[np.int64]
 
-_LT, _GT, _QUOTE, _EQUALS, _AMP, _SPACE = 60, 62, 34, 61, 38, 32
+_LT, _GT, _QUOTE, _EQUALS, _AMP = 60, 62, 34, 61, 38
 _OPEN, _CLOSE, _EMPTY = 0, 1, 2
 _WORDS: Final = 8  # strings compared in bulk are at most 8 words (64 bytes) long
 _MASKS: Final = np.array([(1 << (8 * n)) - 1 for n in range(8)] + [2**64 - 1], dtype=np.uint64)
@@ -100,6 +100,8 @@ def read_slice(shared: Shared, cut: int, until: int) -> SliceColumns:
 
 
 class _Slice:
+    """One slice's bytes, padded so that 8 bytes can be loaded from any position."""
+
     def __init__(self, shared: Shared, cut: int, until: int) -> None:
         self.shared = shared
         self.cut = cut
