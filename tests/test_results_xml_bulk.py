@@ -15,6 +15,7 @@ import pandas as pd
 import pyarrow as pa
 import pytest
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from _results_strategies import tables
 from surveykit import ResultsParseError
@@ -151,6 +152,8 @@ REFUSED = {
     "field named like the record": b"<R><r><r>1</r></r></R>",
     "attribute twice on a field": b'<R><r><a u="1" u="2">1</a></r></R>',
     "undeclared prefix": b'<R><r><a q:nil="true"/></r></R>',
+    "empty column name": b"<Results><Columns><Column>a</Column><Column></Column></Columns>"
+    b"<Result><a>1</a></Result></Results>",
 }
 
 
@@ -230,3 +233,46 @@ def test_values_are_arrow_large_strings() -> None:
     assert chunk.nrows == 2
     assert chunk.columns[0].type == pa.large_string()
     assert chunk.columns[0].to_pylist() == ["1", None]
+
+
+MUTATIONS = [b"<", b">", b"/", b'"', b"'", b"&", b";", b"&amp;", b"&#0;", b"&#x41;", b"]]>"]
+MUTATIONS += [b"<!--x-->", b"\r", b"\x01", b"\xff", b" ", b"\n", b"=", b"<a>", b"</a>", b"nil"]
+MUTATIONS += [b'x:nil="true"', b'xmlns="u"', b"\xef\xbf\xbf", b"<Result>", b"</Result>"]
+
+
+@pytest.fixture(scope="module")
+def mutable() -> list[bytes]:
+    frame = generate_results_frame(4, seed=1)
+    payloads = [encode(frame, layout) for layout in XML_LAYOUTS]
+    payloads.append(
+        b'<R xmlns:x="urn:x"><r a="1" b="&amp;x"><c>&#233;</c><d x:nil="true"/></r><r/></R>'
+    )
+    return payloads
+
+
+@settings(max_examples=400, deadline=None, derandomize=True)
+@given(data=st.data())
+def test_a_damaged_payload_is_refused_or_read_as_lxml_reads_it(
+    mutable: list[bytes], data: st.DataObject
+) -> None:
+    """Bytes inserted, deleted or changed: the bulk reader never accepts what lxml refuses,
+    and never reads it differently."""
+    payload = bytearray(data.draw(st.sampled_from(mutable)))
+    for _ in range(data.draw(st.integers(1, 3))):
+        at = data.draw(st.integers(0, len(payload) - 1))
+        how = data.draw(st.sampled_from(["insert", "delete", "replace"]))
+        if how == "insert":
+            payload[at:at] = data.draw(st.sampled_from(MUTATIONS))
+        elif how == "delete":
+            del payload[at : at + data.draw(st.integers(1, 4))]
+        else:
+            payload[at] = data.draw(st.integers(0, 255))
+    damaged = bytes(payload)
+    _xml_fast._SLICE, saved = 150, _xml_fast._SLICE
+    try:
+        got = bulk(damaged)
+    except _xml_fast._Unsupported:
+        return
+    finally:
+        _xml_fast._SLICE = saved
+    assert got == pulled(damaged)  # pulled raises if lxml refuses it

@@ -128,6 +128,7 @@ def _frame(data: bytes | memoryview) -> tuple[int, int, set[str], list[str], byt
             raise _Unsupported from exc
         declared = [c.text or "" for c in columns if isinstance(c.tag, str)]
         _check(len(set(declared)) == len(declared) and len(columns) == len(declared))
+        _check(all(declared))  # an empty name is an error, the lxml reader's to give
         _check(not (columns.text or "").strip())
         start += stop
         body = bytes(data[start : min(end, start + 65536)])
