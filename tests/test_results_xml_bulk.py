@@ -276,3 +276,47 @@ def test_a_damaged_payload_is_refused_or_read_as_lxml_reads_it(
     finally:
         _xml_fast._SLICE = saved
     assert got == pulled(damaged)  # pulled raises if lxml refuses it
+
+
+def test_a_download_read_whole_is_read_in_bulk_and_one_read_in_chunks_streams(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Pieces (as the client streams a response) are gathered once for a whole read; with
+    chunksize they stream through lxml, so memory stays bounded."""
+    frame = generate_results_frame(300, seed=4)
+    payload = encode(frame, "aspnet")
+    pieces = [payload[i : i + 1000] for i in range(0, len(payload), 1000)]
+    used: list[int] = []
+    real = _xml_fast.fast_chunks
+
+    def counting(data: Any, *, streaming: bool) -> Any:
+        for chunk in real(data, streaming=streaming):
+            used.append(chunk.nrows)
+            yield chunk
+
+    monkeypatch.setattr(_xml, "fast_chunks", counting)
+    whole = read_results(iter(pieces), "XML")
+    assert sum(used) == 300
+    pd.testing.assert_frame_equal(whole, read_results(payload, "XML"))
+    used.clear()
+    parts = list(read_results(iter(pieces), "XML", chunksize=70))
+    assert used == []
+    in_memory = list(read_results(payload, "XML", chunksize=70))  # in bulk, streamed
+    assert sum(used) == 300
+    for got, expected in zip(parts, in_memory, strict=True):
+        pd.testing.assert_frame_equal(got, expected)
+
+
+def test_the_client_hands_a_body_already_read_over_as_it_is() -> None:
+    """The async client reads a body whole: the reader gets those bytes (read in bulk, no
+    copy); a body still streaming is handed over as a stream."""
+    import httpx
+
+    from surveykit.client.resources import surveys
+
+    read = httpx.Response(200, content=b"<R><r><a>1</a></r></R>")
+    assert surveys._body(read) is read.content
+    streamed = httpx.Response(200, stream=httpx.ByteStream(b"<R><r><a>1</a></r></R>"))
+    body = surveys._body(streamed)
+    assert not isinstance(body, bytes)
+    assert b"".join(body) == b"<R><r><a>1</a></r></R>"

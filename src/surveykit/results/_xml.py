@@ -222,11 +222,16 @@ def iter_xml(
 ) -> Iterator[RawChunk]:
     """Parse XML results into text columns.
 
-    A payload in memory is read in bulk (``_xml_fast``) when it keeps to the plain XML
-    real services write; anything else, and every error, is the lxml pull parser's.
+    A payload in memory (or a download read whole) is read in bulk (``_xml_fast``) when
+    it keeps to the plain XML real services write; anything else, and every error, is the
+    lxml pull parser's. Read in chunks, a download streams through lxml.
     """
     _ = names
     done = 0
+    if payload.data is None and not streaming:
+        # A download read whole: its frame is kept whole anyway, so the payload is
+        # gathered once (one copy, freed after the parse) to be read in bulk.
+        payload.whole()
     if payload.data is not None:
         try:
             for chunk in fast_chunks(payload.data, streaming=streaming):

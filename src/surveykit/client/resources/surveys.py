@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from datetime import datetime
 from os import PathLike
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -198,7 +198,7 @@ class Surveys(Resource[M]):
 
         def parse(response: httpx.Response) -> pd.DataFrame:
             frame: pd.DataFrame = read_results(
-                response.iter_bytes(), chosen.value, names=names, header=header, dtypes=dtypes
+                _body(response), chosen.value, names=names, header=header, dtypes=dtypes
             )
             frame.attrs.update(_completeness(response, len(frame)))
             return frame
@@ -235,7 +235,7 @@ class Surveys(Resource[M]):
         def parse(response: httpx.Response) -> int:
             with atomic_path(path) as temporary:
                 rows: int = results_to_parquet(
-                    response.iter_bytes(), temporary, format=chosen.value, chunksize=chunksize
+                    _body(response), temporary, format=chosen.value, chunksize=chunksize
                 )
                 _completeness(response, rows)  # raises before the file is replaced
             return rows
@@ -243,3 +243,11 @@ class Surveys(Resource[M]):
         return _results_request(
             parse, survey_reference, chosen, True, since, sort_order, stream=True
         )
+
+
+def _body(response: httpx.Response) -> bytes | Iterator[bytes]:
+    """The body already read (the async client reads it whole): no copy; else a stream."""
+    try:
+        return response.content
+    except httpx.ResponseNotRead:
+        return response.iter_bytes()
