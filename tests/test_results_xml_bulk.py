@@ -209,20 +209,26 @@ def test_hash_collisions_are_caught(monkeypatch: pytest.MonkeyPatch) -> None:
     assert frame.to_dict("list") == {"alpha_long_name": ["1", None], "gamma_long_name": [None, "2"]}
 
 
-def test_a_mapped_file_is_read_in_bulk(tmp_path: Any, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Files arrive as a memoryview of a memory map; the bulk reader takes those too."""
-    frame = generate_results_frame(200, seed=2)
-    path = tmp_path / "results.xml"
-    path.write_bytes(encode(frame, "documented"))
-    used: list[int] = []
+@pytest.fixture
+def used(monkeypatch: pytest.MonkeyPatch) -> list[int]:
+    """The row counts of the chunks the bulk reader hands to ``read_results``."""
+    rows: list[int] = []
     real = _xml_fast.fast_chunks
 
     def counting(data: Any, *, streaming: bool) -> Any:
         for chunk in real(data, streaming=streaming):
-            used.append(chunk.nrows)
+            rows.append(chunk.nrows)
             yield chunk
 
     monkeypatch.setattr(_xml, "fast_chunks", counting)
+    return rows
+
+
+def test_a_mapped_file_is_read_in_bulk(tmp_path: Any, used: list[int]) -> None:
+    """Files arrive as a memoryview of a memory map; the bulk reader takes those too."""
+    frame = generate_results_frame(200, seed=2)
+    path = tmp_path / "results.xml"
+    path.write_bytes(encode(frame, "documented"))
     got = read_results(path, "XML")
     assert sum(used) == 200
     pd.testing.assert_frame_equal(got, read_results(encode(frame, "documented"), "XML"))
@@ -279,22 +285,13 @@ def test_a_damaged_payload_is_refused_or_read_as_lxml_reads_it(
 
 
 def test_a_download_read_whole_is_read_in_bulk_and_one_read_in_chunks_streams(
-    monkeypatch: pytest.MonkeyPatch,
+    used: list[int],
 ) -> None:
     """Pieces (as the client streams a response) are gathered once for a whole read; with
     chunksize they stream through lxml, so memory stays bounded."""
     frame = generate_results_frame(300, seed=4)
     payload = encode(frame, "aspnet")
     pieces = [payload[i : i + 1000] for i in range(0, len(payload), 1000)]
-    used: list[int] = []
-    real = _xml_fast.fast_chunks
-
-    def counting(data: Any, *, streaming: bool) -> Any:
-        for chunk in real(data, streaming=streaming):
-            used.append(chunk.nrows)
-            yield chunk
-
-    monkeypatch.setattr(_xml, "fast_chunks", counting)
     whole = read_results(iter(pieces), "XML")
     assert sum(used) == 300
     pd.testing.assert_frame_equal(whole, read_results(payload, "XML"))
