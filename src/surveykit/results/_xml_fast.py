@@ -45,6 +45,7 @@ _DECLARATION: Final = re.compile(
     rb"""(?:\s+standalone\s*=\s*(["'])(?:yes|no)\3)?\s*\?>"""
 )
 _ROOT: Final = re.compile(rb"\s*<([^\s/>]+)(\s[^<>]*)?>")
+_FIRST: Final = re.compile(rb"[ \t\n]*<([^\s/>]+)")  # the first element's name
 _ROOT_END: Final = re.compile(rb"</([^\s<>]+)\s*>\s*\Z")
 
 
@@ -115,8 +116,7 @@ def _frame(data: bytes | memoryview) -> tuple[int, int, set[str], list[str], byt
         raise _Unsupported from exc
     prefixes = {p for p in element.nsmap if p} | {"xml"}
     declared: list[str] = []
-    body = bytes(data[start : min(end, start + 65536)])
-    first = re.match(rb"[ \t\n]*<([^\s/>]+)", body)
+    first = _FIRST.match(bytes(data[start : min(end, start + 65536)]))
     if first and first.group(1) == b"Columns":
         stop = _find(data, b"</Columns>", start, end)
         _check(stop >= 0)
@@ -131,8 +131,7 @@ def _frame(data: bytes | memoryview) -> tuple[int, int, set[str], list[str], byt
         _check(all(declared))  # an empty name is an error, the lxml reader's to give
         _check(not (columns.text or "").strip())
         start += stop
-        body = bytes(data[start : min(end, start + 65536)])
-        first = re.match(rb"[ \t\n]*<([^\s/>]+)", body)
+        first = _FIRST.match(bytes(data[start : min(end, start + 65536)]))
     record = first.group(1) if first else b""
     return start, end, prefixes, declared, record
 

@@ -211,7 +211,9 @@ class _Slice:
             attr_prefix = code_prefix[codes]
             # The element's name (before its first attribute) and what follows the last.
             tagged = tag_of[first_attr]
-            element_of = [name_ids.setdefault(r[0] or "", len(name_ids)) for r in regions]
+            element_of = [
+                -1 if r[0] is None else name_ids.setdefault(r[0], len(name_ids)) for r in regions
+            ]
             names[tagged] = np.array(element_of, dtype=np.int64)[codes[first_attr]]
             last_attr = np.ones(nattr, dtype=bool)
             last_attr[:-1] = tag_of[:-1] != tag_of[1:]
@@ -356,7 +358,9 @@ class _Slice:
             )
             _check(not np.any(inside))
         chars = [_reference(r).encode("utf-8") for r in refs]
-        out = chunk.copy()
+        # The padded copy is overwritten: nothing reads it after this (the last _distinct
+        # of the slice is the one above).
+        out = self.bytes[: len(chunk)]
         for c, char in enumerate(chars):
             places = amps[codes == c]
             for k, byte in enumerate(char):
