@@ -219,10 +219,13 @@ def main() -> None:
         default=1_000_000,
         help="skip pandas.read_xml above this many rows (it is slow)",
     )
+    from surveykit.results import LAYOUTS
+
     parser.add_argument(
         "--layout",
         default="documented",
-        help="write the payloads in this layout (surveykit.results.LAYOUTS), e.g. aspnet",
+        choices=sorted(LAYOUTS),
+        help="write the payloads in this results layout, e.g. aspnet",
     )
     parser.add_argument("--workdir", type=Path, default=None)
     parser.add_argument("--no-verify", action="store_true")
