@@ -37,6 +37,7 @@ if _typing.TYPE_CHECKING:
     from surveykit import analysis, models, plots, weights, widgets
     from surveykit._doctor import doctor
     from surveykit._sync_results import SyncReport, sync_results
+    from surveykit.analysis import Design
     from surveykit.batch import (
         BatchInterrupted,
         BatchResult,
@@ -72,6 +73,7 @@ _MODULES = ("analysis", "models", "plots", "weights", "widgets")
 """Public submodules, imported on first use."""
 
 _LAZY: dict[str, str] = {
+    "Design": "surveykit.analysis",
     "AsyncClient": "surveykit.client",
     "BasicTokenAuth": "surveykit.client",
     "Client": "surveykit.client",
@@ -143,6 +145,7 @@ __all__ = [
     "ColumnMappingError",
     "ConfigurationError",
     "ConflictError",
+    "Design",
     "ImportPlan",
     "ImportStoppedError",
     "Listener",

@@ -4,9 +4,11 @@ Results are the wide table :func:`surveykit.read_results` gives (respondent colu
 one column per question; see ``docs/results-format.md``). Question kinds are inferred from
 the answers (see :func:`question_kinds`) and can always be given explicitly.
 
-Estimates come with their uncertainty: :func:`proportions`, :func:`means` and :func:`nps`
-return tidy frames with ``n``, ``n_eff``, ``estimate``, ``se``, ``ci_low`` and ``ci_high``
-per group (``by=``), weighted or not (``weights=``); :func:`crosstab` adds Pearson's
+Estimates come with their uncertainty: :func:`proportions`, :func:`means`, :func:`nps`,
+:func:`totals` and :func:`ratio` return tidy frames with ``n``, ``n_eff``, ``estimate``,
+``se``, ``ci_low``, ``ci_high`` and ``deff`` per group (``by=``). Given a :class:`Design`
+(strata, PSUs, fpc, calibration) or ``weights=``, every figure is design-based and agrees
+with R's ``survey`` package; a frame alone gives textbook figures; :func:`crosstab` adds Pearson's
 chi-square, Cramér's V and column-proportion letters in its ``attrs``; :func:`compare`
 tests two groups or waves. Formulas: ``docs/analysis.md``.
 
@@ -31,12 +33,14 @@ from surveykit.analysis._descriptive import (
     response_funnel,
     response_rate,
 )
-from surveykit.analysis._estimates import means, nps, proportions
+from surveykit.analysis._design import Design
+from surveykit.analysis._estimates import means, nps, proportions, ratio, totals
 from surveykit.errors import AnalysisInputError
 
 __all__ = [
     "MULTI_SEPARATOR",
     "AnalysisInputError",
+    "Design",
     "QuestionKind",
     "answer_distribution",
     "batch_summary",
@@ -49,6 +53,8 @@ __all__ = [
     "proportions",
     "question_columns",
     "question_kinds",
+    "ratio",
     "response_funnel",
     "response_rate",
+    "totals",
 ]

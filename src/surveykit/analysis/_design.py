@@ -501,4 +501,25 @@ def _rake_residuals(x: Influence, step: Raking, out: Influence) -> None:
         out.add(-w, basis, c)
 
 
-__all__ = ["Design", "LonelyPSU"]
+__all__ = ["Design", "LonelyPSU", "design_of"]
+
+
+def design_of(
+    data: pd.DataFrame | Design, weights: str | pd.Series | None
+) -> tuple[pd.DataFrame, Design | None]:
+    """The frame and the design of an estimate's input (None: unweighted, textbook figures).
+
+    A :class:`Design` is used as it is; a frame with ``weights=`` becomes
+    ``Design(frame, weights=weights)``; a frame alone has no design.
+    """
+    if isinstance(data, Design):
+        if weights is not None:
+            raise AnalysisInputError(
+                "weights: a Design carries its own weights; give weights= to Design() instead"
+            )
+        return data.data, data
+    if not isinstance(data, pd.DataFrame):
+        raise AnalysisInputError(f"expected a DataFrame or a sk.Design, not {type(data).__name__}")
+    if weights is None:
+        return data, None
+    return data, Design(data, weights=weights)

@@ -19,26 +19,32 @@ See ``docs/analysis.md``.
 
 from __future__ import annotations
 
+from collections.abc import Hashable
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
+from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._inputs import By, FloatArray, Weights
 from surveykit.analysis._intervals import (
-    ProportionMethod,
+    DESIGN_PROPORTION_METHODS,
+    design_proportion_interval,
     normal_interval,
     proportion_interval,
     t_interval,
 )
 from surveykit.errors import AnalysisInputError
 
+Data = pd.DataFrame | Design
+
 NO_ANSWERS = "no answers"
 ZERO_WEIGHT = "weights of this group's answers sum to zero"
 ONE_ANSWER = "one answer: no standard error or interval"
 
-__all__ = ["means", "nps", "proportions"]
+__all__ = ["means", "nps", "proportions", "ratio", "totals"]
 
 
 def _attrs(
@@ -80,13 +86,13 @@ def _count_column(counts: FloatArray, weighted: bool) -> Any:
 
 
 def proportions(
-    df: pd.DataFrame,
+    data: Data,
     question: str,
     *,
     by: By = None,
     weights: Weights = None,
     ci: float = 0.95,
-    method: ProportionMethod = "wilson",
+    method: str | None = None,
     multi: bool | None = None,
     separator: str = ";",
 ) -> pd.DataFrame:
@@ -105,26 +111,43 @@ def proportions(
     (``multi=None``: some answer holds ``separator``) gives every option a row; its
     proportions can sum to more than 1 and a blank answer counts as answered, no option.
 
+    With a :class:`~surveykit.Design` (or ``weights=``, a shortcut for
+    ``Design(df, weights=...)``), every figure is design-based, as R's ``survey`` package
+    gives it: the proportion is the mean of the option's indicator with its linearised se
+    (``svymean(~factor(q))``; groups and missing answers are domains of the whole sample,
+    as ``svyby(..., na.rm=TRUE)``), ``n_eff`` the estimate's effective size
+    ``p (1 - p) / se^2``, ``deff`` its design effect (``deff="replace"``), and the interval
+    ``method`` one of ``"logit"`` (the default, R's ``svyciprop``: t on the design's degrees
+    of freedom), ``"beta"`` (Korn-Graubard; ``"clopper-pearson"`` is taken as its name),
+    ``"wilson"`` (Wilson's score interval on the effective size, normal quantile) or
+    ``"normal"``.
+
     Args:
-        df: results (raw answers or a labelled frame).
+        data: results (raw answers or a labelled frame), or a :class:`~surveykit.Design`.
         question: the question's column.
         by: one column or several; one set of rows per group (missing values a group).
-        weights: a column name or a Series aligned with ``df``.
+        weights: a column name or a Series aligned with ``df`` (makes the estimate
+            design-based).
         ci: the confidence level.
-        method: ``"wilson"``, ``"clopper-pearson"`` or ``"normal"``.
+        method: the interval (None: ``"wilson"`` unweighted, ``"logit"`` on a design).
         multi: force (True) or forbid (False) splitting answers into options.
         separator: what joins a multi-choice answer's options.
 
     Returns:
         ``[*by, "question", "option", "count", "n", "n_eff", "estimate", "se", "ci_low",
-        "ci_high", "note"]``: ``count`` the (weighted) respondents choosing the option,
-        ``estimate`` the proportion (0..1). A group with no answers has NaN and a note.
+        "ci_high", "deff", "note"]``: ``count`` the (weighted) respondents choosing the
+        option, ``estimate`` the proportion (0..1); ``deff`` is 1 for textbook (unweighted)
+        figures. A group with no answers has NaN and a note.
 
     Example:
         >>> sk.analysis.proportions(df, "Q2", by="channel", weights="w")  # doctest: +SKIP
     """
     ci = inputs.check_ci(ci)
-    w, weights_name = inputs.weights_array(df, weights)
+    df, design = design_of(data, weights)
+    if design is not None:
+        return _design_proportions(design, question, by, ci, method, multi, separator)
+    method = "wilson" if method is None else method
+    w, weights_name = None, None
     grouped = inputs.groups(df, by)
     ans = inputs.answers(df, question, multi=multi, separator=separator)
     counts, sum_w, sum_w2 = inputs.cell_sums(
@@ -146,7 +169,12 @@ def proportions(
     nobs = np.broadcast_to(n_eff[:, None], p.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(p * (1 - p) / nobs)
-    low, high = proportion_interval(ci_count.ravel(), np.nan_to_num(nobs).ravel(), ci, method)
+    low, high = proportion_interval(
+        ci_count.ravel(),
+        np.nan_to_num(nobs).ravel(),
+        ci,
+        method,  # type: ignore[arg-type]
+    )
     note = _notes(n, total_w, need=1)
     frame = pd.DataFrame(
         {
@@ -160,6 +188,7 @@ def proportions(
             "se": se.ravel(),
             "ci_low": low,
             "ci_high": high,
+            "deff": np.where(np.isnan(p.ravel()), np.nan, 1.0),
             "note": np.repeat(note, n_options),
         }
     )
@@ -208,7 +237,7 @@ def _se(n: FloatArray, squares: FloatArray, total_w: FloatArray) -> FloatArray:
 
 
 def means(
-    df: pd.DataFrame,
+    data: Data,
     question: str,
     *,
     by: By = None,
@@ -227,22 +256,31 @@ def means(
     Answers are numbers, text holding numbers (``"7"``), or the labels of a labelled frame,
     mapped back to their codes through ``df.attrs["value_codes"][question]``.
 
+    With a :class:`~surveykit.Design` (or ``weights=``), the figures are R's
+    ``svymean(~q, design, na.rm=TRUE, deff="replace")`` (per group ``svyby``, domains of the
+    whole sample), the interval ``m -/+ t(df) * se`` on the design's degrees of freedom
+    (``confint(..., df=degf(design))``), ``n_eff = n / deff``.
+
     Args:
-        df: results (raw answers or a labelled frame).
+        data: results (raw answers or a labelled frame), or a :class:`~surveykit.Design`.
         question: the question's column.
         by: one column or several.
-        weights: a column name or a Series aligned with ``df``.
+        weights: a column name or a Series aligned with ``df`` (makes it design-based).
         ci: the confidence level.
 
     Returns:
-        ``[*by, "question", "n", "n_eff", "estimate", "se", "ci_low", "ci_high", "note"]``;
-        a group with fewer than 2 answers has NaN ``se`` and interval and a note.
+        ``[*by, "question", "n", "n_eff", "estimate", "se", "ci_low", "ci_high", "deff",
+        "note"]``; unweighted, a group with fewer than 2 answers has NaN ``se`` and interval
+        and a note, and ``deff`` is 1.
 
     Raises:
         AnalysisInputError: an answer that is not a number (naming the row and value).
     """
     ci = inputs.check_ci(ci)
-    w, weights_name = inputs.weights_array(df, weights)
+    df, design = design_of(data, weights)
+    if design is not None:
+        return _design_mean(design, question, by, ci, "means")
+    w, weights_name = None, None
     grouped = inputs.groups(df, by)
     ans = inputs.answers(df, question)
     values = ans.numbers(inputs.question_series(df, question), "a mean")
@@ -258,6 +296,7 @@ def means(
             "se": se,
             "ci_low": low,
             "ci_high": high,
+            "deff": np.where(np.isnan(mean), np.nan, 1.0),
             "note": _notes(n, total_w, need=2),
         }
     )
@@ -265,7 +304,7 @@ def means(
 
 
 def nps(
-    df: pd.DataFrame,
+    data: Data,
     question: str,
     *,
     by: By = None,
@@ -281,23 +320,31 @@ def nps(
     ``m -/+ z * se`` clipped to [-100, 100]. Weighted, the detractor/passive/promoter
     counts are sums of weights.
 
+    With a :class:`~surveykit.Design` (or ``weights=``), the score's mean, se and design
+    effect are R's ``svymean`` of the score (domains per group), the interval
+    ``m -/+ t(df) * se`` on the design's degrees of freedom, clipped to [-100, 100].
+
     Args:
-        df: results (raw answers or a labelled frame with ``attrs["value_codes"]``).
+        data: results (raw answers or a labelled frame with ``attrs["value_codes"]``), or a
+            :class:`~surveykit.Design`.
         question: the question's column.
         by: one column or several.
-        weights: a column name or a Series aligned with ``df``.
+        weights: a column name or a Series aligned with ``df`` (makes it design-based).
         ci: the confidence level.
 
     Returns:
         ``[*by, "question", "responses", "detractors", "passives", "promoters",
         "percent_detractors", "percent_passives", "percent_promoters", "nps", "n",
-        "n_eff", "estimate", "se", "ci_low", "ci_high", "note"]``.
+        "n_eff", "estimate", "se", "ci_low", "ci_high", "deff", "note"]``.
 
     Raises:
         AnalysisInputError: an answer that is not a whole number from 0 to 10.
     """
     ci = inputs.check_ci(ci)
-    w, weights_name = inputs.weights_array(df, weights)
+    df, design = design_of(data, weights)
+    if design is not None:
+        return _design_nps(design, question, by, ci)
+    w, weights_name = None, None
     grouped = inputs.groups(df, by)
     ans = inputs.answers(df, question)
     series = inputs.question_series(df, question)
@@ -333,6 +380,7 @@ def nps(
             "se": se,
             "ci_low": np.clip(low, -100.0, 100.0),
             "ci_high": np.clip(high, -100.0, 100.0),
+            "deff": np.where(np.isnan(mean), np.nan, 1.0),
             "note": _notes(n, total_w, need=2),
         }
     )
@@ -349,3 +397,239 @@ def _check_nps_scale(ans: inputs.Answers, values: FloatArray, series: pd.Series)
             f"{ans.question}: NPS needs whole-number answers from 0 to 10; row {row!r} has "
             f"{ans.labels[code]!r}"
         )
+
+
+# -- design-based figures (R's survey package) ------------------------------------------
+
+
+def _design_attrs(
+    frame: pd.DataFrame, design: Design, estimate: str, question: str, ci: float, method: str
+) -> pd.DataFrame:
+    _attrs(frame, design.data, estimate, question, ci, design.weights_name, method)
+    frame.attrs.update(
+        design=design.describe(),
+        variance=design.variance_method,
+        degrees_of_freedom=design.degrees_of_freedom,
+    )
+    return frame
+
+
+def _design_notes(n: FloatArray, sum_w: FloatArray) -> Any:
+    return np.where(
+        n == 0,
+        NO_ANSWERS,
+        np.where(
+            sum_w <= 0,
+            ZERO_WEIGHT,
+            np.where(n == 1, "one respondent: the design-based se is 0", ""),
+        ),
+    )
+
+
+def _design_proportions(
+    design: Design,
+    question: str,
+    by: By,
+    ci: float,
+    method: str | None,
+    multi: bool | None,
+    separator: str,
+) -> pd.DataFrame:
+    method = "logit" if method is None else "beta" if method == "clopper-pearson" else method
+    if method not in DESIGN_PROPORTION_METHODS:
+        raise AnalysisInputError(
+            f"method must be one of {list(DESIGN_PROPORTION_METHODS)} on a design, not {method!r}"
+        )
+    df = design.data
+    grouped = inputs.groups(df, by)
+    ans = inputs.answers(df, question, multi=multi, separator=separator)
+    figures = _domains.proportions(
+        design, ans.codes, len(ans.labels), grouped.ids, grouped.count, ans.chosen
+    )
+    options = ans.options or [] if ans.chosen is not None else ans.labels
+    k = len(options)
+    p, variance = figures.estimate.ravel(), figures.variance.ravel()
+    low, high = design_proportion_interval(
+        p, variance, ci, method, dof=design.degrees_of_freedom, rows=len(df)
+    )
+    with np.errstate(divide="ignore", invalid="ignore"):
+        n_eff = np.where(variance > 0, p * (1 - p) / variance, np.nan)
+    frame = pd.DataFrame(
+        {
+            **inputs.group_frame(grouped, k),
+            "question": question,
+            "option": np.tile(np.asarray(options, dtype=object), grouped.count),
+            "count": figures.count.ravel(),
+            "n": np.repeat(figures.n.astype(np.int64), k),
+            "n_eff": n_eff,
+            "estimate": p,
+            "se": np.sqrt(variance),
+            "ci_low": low,
+            "ci_high": high,
+            "deff": figures.deff.ravel(),
+            "note": np.repeat(_design_notes(figures.n, figures.sum_w), k),
+        }
+    )
+    return _design_attrs(frame, design, "proportions", question, ci, method)
+
+
+def _numbers(design: Design, question: str, what: str) -> tuple[inputs.Answers, FloatArray]:
+    df = design.data
+    ans = inputs.answers(df, question)
+    values = ans.numbers(inputs.question_series(df, question), what)
+    return ans, values
+
+
+def _per_row(ans: inputs.Answers, values: FloatArray) -> FloatArray:
+    """Each row's number (NaN for no answer)."""
+    padded = np.append(values, np.nan)
+    return np.asarray(padded[np.where(ans.codes >= 0, ans.codes, len(values))], dtype=np.float64)
+
+
+def _mean_columns(
+    design: Design, figures: _domains.DomainFigures, ci: float
+) -> dict[Hashable, Any]:
+    """The figures of a mean-like estimate per group, as tidy columns."""
+    mean = figures.estimate[:, 0]
+    se = np.sqrt(figures.variance[:, 0])
+    dof = np.full(mean.shape, float(design.degrees_of_freedom))
+    low, high = t_interval(mean, se, dof, ci)
+    deff = figures.deff[:, 0]
+    return {
+        "n": figures.n.astype(np.int64),
+        "n_eff": _divide(figures.n, deff),
+        "estimate": mean,
+        "se": se,
+        "ci_low": low,
+        "ci_high": high,
+        "deff": deff,
+        "note": _design_notes(figures.n, figures.sum_w),
+    }
+
+
+def _design_mean(design: Design, question: str, by: By, ci: float, name: str) -> pd.DataFrame:
+    grouped = inputs.groups(design.data, by)
+    ans, values = _numbers(design, question, "a mean")
+    figures = _domains.means(design, _per_row(ans, values), grouped.ids, grouped.count)
+    columns = _mean_columns(design, figures, ci)
+    table: dict[Hashable, Any] = {
+        **inputs.group_frame(grouped, 1),
+        "question": question,
+        **columns,
+    }
+    frame = pd.DataFrame(table)
+    return _design_attrs(frame, design, name, question, ci, "t")
+
+
+def _design_nps(design: Design, question: str, by: By, ci: float) -> pd.DataFrame:
+    df = design.data
+    grouped = inputs.groups(df, by)
+    ans, values = _numbers(design, question, "an NPS")
+    _check_nps_scale(ans, values, inputs.question_series(df, question))
+    score = np.where(values >= 9, 100.0, np.where(values >= 7, 0.0, -100.0))
+    figures = _domains.means(design, _per_row(ans, score), grouped.ids, grouped.count)
+    kinds = _domains.proportions(
+        design,
+        ans.codes,
+        len(values),
+        grouped.ids,
+        grouped.count,
+        np.eye(3)[np.where(values >= 9, 2, np.where(values >= 7, 1, 0))],
+    )
+    columns = _mean_columns(design, figures, ci)
+    share = 100 * kinds.estimate
+    frame = pd.DataFrame(
+        {
+            **inputs.group_frame(grouped, 1),
+            "question": question,
+            "responses": figures.n.astype(np.int64),
+            "detractors": kinds.count[:, 0],
+            "passives": kinds.count[:, 1],
+            "promoters": kinds.count[:, 2],
+            "percent_detractors": np.round(share[:, 0], 1),
+            "percent_passives": np.round(share[:, 1], 1),
+            "percent_promoters": np.round(share[:, 2], 1),
+            "nps": np.round(np.round(share[:, 2], 1) - np.round(share[:, 0], 1), 1),
+            **columns,
+        }
+    )
+    frame["ci_low"] = np.clip(frame["ci_low"], -100.0, 100.0)
+    frame["ci_high"] = np.clip(frame["ci_high"], -100.0, 100.0)
+    return _design_attrs(frame, design, "nps", question, ci, "t")
+
+
+def totals(
+    data: Data,
+    question: str,
+    *,
+    by: By = None,
+    weights: Weights = None,
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """The population total of a numeric question, with its design-based se (R's ``svytotal``).
+
+    ``t = sum(w_i y_i)`` over the respondents who answered (per group, a domain of the whole
+    sample); the se is the linearised one of the design (a frame without a design or
+    ``weights=`` is a design of equal weights 1: the sample total), the interval
+    ``t -/+ t(df) * se`` on the design's degrees of freedom, ``deff`` R's
+    ``deff="replace"``.
+
+    Returns:
+        ``[*by, "question", "n", "n_eff", "estimate", "se", "ci_low", "ci_high", "deff",
+        "note"]``.
+    """
+    ci = inputs.check_ci(ci)
+    df, design = design_of(data, weights)
+    design = design if design is not None else Design(df)
+    grouped = inputs.groups(df, by)
+    ans, values = _numbers(design, question, "a total")
+    figures = _domains.totals(design, _per_row(ans, values), grouped.ids, grouped.count)
+    columns = _mean_columns(design, figures, ci)
+    table: dict[Hashable, Any] = {
+        **inputs.group_frame(grouped, 1),
+        "question": question,
+        **columns,
+    }
+    frame = pd.DataFrame(table)
+    return _design_attrs(frame, design, "totals", question, ci, "t")
+
+
+def ratio(
+    data: Data,
+    numerator: str,
+    denominator: str,
+    *,
+    by: By = None,
+    weights: Weights = None,
+    ci: float = 0.95,
+) -> pd.DataFrame:
+    """The ratio of two totals, ``sum(w y) / sum(w x)``, with its se (R's ``svyratio``).
+
+    Respondents missing either answer are left out (a domain). The interval is
+    ``r -/+ t(df) * se`` on the design's degrees of freedom.
+
+    Returns:
+        ``[*by, "numerator", "denominator", "n", "estimate", "se", "ci_low", "ci_high",
+        "note"]``.
+    """
+    ci = inputs.check_ci(ci)
+    df, design = design_of(data, weights)
+    design = design if design is not None else Design(df)
+    grouped = inputs.groups(df, by)
+    top_ans, top = _numbers(design, numerator, "a ratio")
+    bottom_ans, bottom = _numbers(design, denominator, "a ratio")
+    figures = _domains.ratios(
+        design, _per_row(top_ans, top), _per_row(bottom_ans, bottom), grouped.ids, grouped.count
+    )
+    columns = _mean_columns(design, figures, ci)
+    frame = pd.DataFrame(
+        {
+            **inputs.group_frame(grouped, 1),
+            "numerator": numerator,
+            "denominator": denominator,
+            **{k: v for k, v in columns.items() if k not in ("n_eff", "deff")},
+        }
+    )
+    _design_attrs(frame, design, "ratio", numerator, ci, "t")
+    frame.attrs["denominator"] = denominator
+    return frame

@@ -84,3 +84,72 @@ def two_sided_t_p(statistic: FloatArray, dof: FloatArray) -> FloatArray:
     if valid.any():
         p[valid] = 2 * stats.t.sf(np.abs(statistic[valid]), dof[valid])
     return p
+
+
+DesignProportionMethod = Literal["logit", "beta", "wilson", "normal"]
+DESIGN_PROPORTION_METHODS = ("logit", "beta", "wilson", "normal")
+
+
+def design_proportion_interval(
+    p: FloatArray,
+    variance: FloatArray,
+    ci: float,
+    method: str,
+    *,
+    dof: float,
+    rows: int,
+) -> tuple[FloatArray, FloatArray]:
+    """A design-based interval for proportions ``p`` with linearised ``variance``.
+
+    - ``"logit"``: R's ``svyciprop(method="logit")``, ``expit(logit(p) -/+ t(dof) * se /
+      (p (1 - p)))`` (NaN where p is 0 or 1).
+    - ``"beta"``: Korn and Graubard's, R's ``svyciprop(method="beta")``: Clopper-Pearson on
+      the effective size ``p (1 - p) / variance`` times ``(t(rows - 1) / t(dof))^2``.
+    - ``"wilson"``: Wilson's score interval on the effective size ``p (1 - p) / variance``
+      with the normal quantile.
+    - ``"normal"``: ``p -/+ z * se``.
+
+    Entries with no variance (NaN) get NaN bounds.
+    """
+    from scipy import stats
+
+    p = np.asarray(p, dtype=np.float64)
+    variance = np.asarray(variance, dtype=np.float64)
+    se = np.sqrt(variance)
+    low = np.full(p.shape, np.nan)
+    high = np.full(p.shape, np.nan)
+    alpha = 1 - ci
+    with np.errstate(divide="ignore", invalid="ignore"):
+        inside = (p > 0) & (p < 1) & (variance > 0)
+        n_eff = p * (1 - p) / variance
+        if method == "logit":
+            if dof >= 1 and inside.any():
+                half = stats.t.ppf(1 - alpha / 2, dof) * se / (p * (1 - p))
+                centre = np.log(p / (1 - p))
+                low = np.where(inside, 1 / (1 + np.exp(-(centre - half))), np.nan)
+                high = np.where(inside, 1 / (1 + np.exp(-(centre + half))), np.nan)
+        elif method == "beta":
+            if dof >= 1 and rows > 1 and inside.any():
+                n_adj = (
+                    n_eff * (stats.t.ppf(alpha / 2, rows - 1) / stats.t.ppf(alpha / 2, dof)) ** 2
+                )
+                low = np.where(
+                    inside, stats.beta.ppf(alpha / 2, n_adj * p, n_adj * (1 - p) + 1), np.nan
+                )
+                high = np.where(
+                    inside, stats.beta.ppf(1 - alpha / 2, n_adj * p + 1, n_adj * (1 - p)), np.nan
+                )
+        elif method == "wilson":
+            z = stats.norm.ppf(1 - alpha / 2)
+            n = np.where(inside, n_eff, np.nan)
+            centre = (p + z**2 / (2 * n)) / (1 + z**2 / n)
+            half = z * np.sqrt(p * (1 - p) / n + z**2 / (4 * n**2)) / (1 + z**2 / n)
+            low, high = centre - half, centre + half
+        elif method == "normal":
+            z = stats.norm.ppf(1 - alpha / 2)
+            low, high = p - z * se, p + z * se
+        else:
+            raise ValueError(
+                f"method must be one of {list(DESIGN_PROPORTION_METHODS)}, not {method!r}"
+            )
+    return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
