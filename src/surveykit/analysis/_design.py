@@ -390,7 +390,9 @@ def _structure(
     n_psu = np.bincount(psu_stratum, minlength=h).astype(np.int64)
     fraction = _fraction(data, fpc, strata_codes, labels, n_psu) if fpc else np.zeros(h)
     lonely_strata = np.flatnonzero(n_psu == 1)
-    if len(lonely_strata) and lonely == "fail":
+    if strata is None and n_psu_total == 1 and lonely == "fail":
+        lonely = "none"  # one PSU in all: no variance (NaN), not an error
+    elif len(lonely_strata) and lonely == "fail":
         label = labels[int(lonely_strata[0])]
         raise AnalysisInputError(
             f"stratum {label!r} of {strata!r} has only one PSU, so its variance cannot be "
@@ -453,6 +455,8 @@ def _stratified(z: FloatArray, s: _Structure) -> FloatArray:
     finite = 1.0 - s.fraction
     scale = np.where(n_h > 1, finite * n_h / np.maximum(n_h - 1, 1.0), finite)
     scale = np.where(finite < 1e-7, 0.0, scale)
+    if s.lonely == "none":
+        scale = np.full(h, np.nan)
     weighted = centred * scale[s.psu_stratum][:, None]
     return np.asarray(weighted.T @ centred, dtype=np.float64)
 

@@ -34,6 +34,7 @@ class DomainFigures:
         vcov: the full variance matrix of the estimates, flattened group-major.
         deff: design effects (R's ``deff="replace"``), same shape.
         n: respondents in each domain (answered, non-zero weight).
+        answered: rows in each domain whatever their weight (0 outside a subset).
         sum_w: their weights' sum per group.
         count: the weighted count per cell (proportions), or the estimate's numerator.
     """
@@ -43,6 +44,7 @@ class DomainFigures:
     vcov: FloatArray
     deff: FloatArray
     n: FloatArray
+    answered: FloatArray
     sum_w: FloatArray
     count: FloatArray
 
@@ -68,6 +70,10 @@ def _counts(ids: IntArray, wd: FloatArray, size: int) -> tuple[FloatArray, Float
     n = np.bincount(ids[keep & (wd != 0)], minlength=size).astype(np.float64)
     sum_w = _sum(ids[keep], wd[keep], size)
     return n, sum_w
+
+
+def _answered(ids: IntArray, size: int) -> FloatArray:
+    return np.bincount(ids[ids >= 0], minlength=size).astype(np.float64)
 
 
 def _variance(design: Design, influence: Influence) -> tuple[FloatArray, FloatArray]:
@@ -98,6 +104,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         vcov=vcov,
         deff=_divide(variance, srs)[:, None],
         n=n,
+        answered=_answered(codes, groups),
         sum_w=sum_w,
         count=totals[:, None],
     )
@@ -147,6 +154,7 @@ def proportions(
         vcov=vcov,
         deff=_divide(variance, srs),
         n=n,
+        answered=_answered(dom, groups),
         sum_w=sum_w,
         count=count,
     )
@@ -173,6 +181,7 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
         vcov=vcov,
         deff=_divide(variance, srs)[:, None],
         n=n,
+        answered=_answered(codes, groups),
         sum_w=sum_w,
         count=total[:, None],
     )
@@ -202,6 +211,7 @@ def ratios(
         vcov=vcov,
         deff=np.full((groups, 1), np.nan),
         n=n,
+        answered=_answered(codes, groups),
         sum_w=sum_w,
         count=top[:, None],
     )

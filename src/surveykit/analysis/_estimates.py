@@ -414,14 +414,14 @@ def _design_attrs(
     return frame
 
 
-def _design_notes(n: FloatArray, sum_w: FloatArray) -> Any:
+def _design_notes(figures: _domains.DomainFigures) -> Any:
     return np.where(
-        n == 0,
+        figures.answered == 0,
         NO_ANSWERS,
         np.where(
-            sum_w <= 0,
+            figures.sum_w <= 0,
             ZERO_WEIGHT,
-            np.where(n == 1, "one respondent: the design-based se is 0", ""),
+            np.where(figures.n == 1, "one respondent: the design-based se is 0", ""),
         ),
     )
 
@@ -467,7 +467,7 @@ def _design_proportions(
             "ci_low": low,
             "ci_high": high,
             "deff": figures.deff.ravel(),
-            "note": np.repeat(_design_notes(figures.n, figures.sum_w), k),
+            "note": np.repeat(_design_notes(figures), k),
         }
     )
     return _design_attrs(frame, design, "proportions", question, ci, method)
@@ -503,7 +503,7 @@ def _mean_columns(
         "ci_low": low,
         "ci_high": high,
         "deff": deff,
-        "note": _design_notes(figures.n, figures.sum_w),
+        "note": _design_notes(figures),
     }
 
 
