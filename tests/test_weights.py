@@ -298,3 +298,36 @@ def test_summary_of_plain_numbers_and_equal_weights() -> None:
 def test_summary_rejects_bad_weights(weights: pd.Series, pattern: str) -> None:
     with pytest.raises(WeightsError, match=pattern):
         summary(weights)
+
+
+def test_rake_starts_from_base_weights_like_a_raked_design() -> None:
+    """sk.weights.rake(base_weights=) gives the weights of Design(...).rake (IPF from base)."""
+    rng = np.random.default_rng(11)
+    n = 500
+    df = pd.DataFrame(
+        {
+            "region": rng.choice(["N", "S", "E"], n, p=[0.5, 0.3, 0.2]),
+            "sex": rng.choice(["f", "m"], n),
+            "base": rng.lognormal(0, 0.7, n),
+        }
+    )
+    targets = {"region": {"N": 0.3, "S": 0.3, "E": 0.4}, "sex": {"f": 0.52, "m": 0.48}}
+    raked = sk.weights.rake(df, targets, base_weights="base", tol=1e-12, max_iter=500)
+    assert raked.sum() == pytest.approx(df["base"].sum(), rel=1e-12)
+    for column, shares in targets.items():
+        got = raked.groupby(df[column]).sum() / raked.sum()
+        for level, share in shares.items():
+            assert got[level] == pytest.approx(share, abs=1e-11)
+    design = sk.Design(df, weights="base").rake(targets)
+    np.testing.assert_allclose(raked.to_numpy(), design.weights_array, rtol=1e-9)
+    # Not the same as raking from equal weights: the base weights matter.
+    plain = sk.weights.rake(df, targets, tol=1e-12, max_iter=500)
+    assert np.abs(plain / plain.sum() - raked / raked.sum()).max() > 1e-4
+
+
+def test_rake_base_weights_errors_name_the_row() -> None:
+    df = pd.DataFrame({"g": ["a", "b"], "w": [1.0, -2.0]}, index=["r1", "r2"])
+    with pytest.raises(sk.weights.RakingError, match=r"base_weights: row 'r2' has -2\.0"):
+        sk.weights.rake(df, {"g": {"a": 0.5, "b": 0.5}}, base_weights="w")
+    with pytest.raises(sk.weights.RakingError, match="no column 'nope'"):
+        sk.weights.rake(df, {"g": {"a": 0.5, "b": 0.5}}, base_weights="nope")

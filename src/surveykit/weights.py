@@ -93,8 +93,13 @@ def rake(
     max_iter: int = 100,
     tol: float = 1e-6,
     trim: tuple[float | None, float | None] | None = None,
+    base_weights: str | pd.Series | np.ndarray | Sequence[float] | None = None,
 ) -> pd.Series:
     """Weights that make ``df``'s shares match ``targets`` on every column (raking).
+
+    Raking starts from ``base_weights`` (the design's sampling weights) when given, else
+    from equal weights. For a design-based analysis of the raked weights, with standard
+    errors that count the raking, use ``sk.Design(df, weights=base).rake(targets)``.
 
     Args:
         df: one row per respondent, with every column of ``targets``.
@@ -111,12 +116,17 @@ def rake(
             to the tightest possible converge slowly (raise ``max_iter``). If the margins and
             the bounds cannot both hold, :class:`RakingConvergenceError` is raised after
             ``max_iter`` iterations (its ``weights`` are the last, bounded, ones): a margin
-            is never silently missed.
+            is never silently missed. With ``base_weights`` the bounds apply to the raking
+            factors (raked / base weights), relative to their mean.
+        base_weights: the weights raking starts from: a column name or a Series aligned
+            with ``df`` (or an array in its order); every weight finite and >= 0.
 
     Returns:
         A float Series named ``"weight"``, aligned with ``df.index``, of mean 1 (so weighted
-        counts stay on the sample's scale). Exactly 1 everywhere when the sample already
-        matches the targets within ``tol``. ``attrs`` holds ``iterations`` (0 in that case),
+        counts stay on the sample's scale), or, with ``base_weights``, summing to the base
+        weights' sum (the raking factors times the base weights, rescaled). Exactly the
+        starting weights when the sample already matches the targets within ``tol``.
+        ``attrs`` holds ``iterations`` (0 in that case),
         ``max_gap`` (the worst margin's final gap, or an upper bound on it: raking stops
         without recounting when the last pass's factors provably kept every margin within
         ``tol``) and ``trim`` (the bounds used, or None).
@@ -140,18 +150,21 @@ def rake(
     if n == 0:
         raise RakingError("cannot rake an empty frame (no respondents)")
     margins = [_margin(df, column, levels) for column, levels in targets.items()]
+    base = _base_weights(df, base_weights)
 
-    start_gaps = [_gap(m.counts.astype(float), m.shares) for m in margins]
+    start = np.ones(n) if base is None else base
+    start_gaps = _gaps(start, margins)
     if max(map(_max, start_gaps)) <= tol:
         gap = max(map(_max, start_gaps))
-        return _result(np.ones(n), df.index, iterations=0, gap=gap, bounds=bounds)
+        return _result(start, df.index, iterations=0, gap=gap, bounds=bounds, base=base)
 
-    weights = np.ones(n)
+    weights = np.ones(n)  # the raking factors; the weights are base * factors
     for iteration in range(1, max_iter + 1):
         worst = 0.0
         spreads = []  # per margin, max factor / min factor of its adjustment
         for m in margins:
-            totals = np.bincount(m.codes, weights=weights, minlength=len(m.levels))
+            current = weights if base is None else base * weights
+            totals = np.bincount(m.codes, weights=current, minlength=len(m.levels))
             total = totals.sum()
             worst = max(worst, float(np.abs(totals / total - m.shares).max()))
             # Levels with no respondents have a 0 target (checked above): factor unused.
@@ -160,24 +173,63 @@ def rake(
             weights *= factor.take(m.codes)
         if not np.isfinite(total):  # pragma: no cover - needs astronomically bad data
             break
+        raked = weights if base is None else base * weights
         if bounds is not None:
             _trim(weights, *bounds)
+            raked = weights if base is None else base * weights
             if worst <= tol:
-                gap = max(map(_max, _gaps(weights, margins)))
+                gap = max(map(_max, _gaps(raked, margins)))
                 if gap <= tol:
-                    return _result(weights, df.index, iterations=iteration, gap=gap, bounds=bounds)
+                    return _result(
+                        raked, df.index, iterations=iteration, gap=gap, bounds=bounds, base=base
+                    )
             continue
         # Each margin was exact after its own adjustment; the later adjustments of this pass
         # multiplied every weight by factors whose max/min ratio is at most r, which moves any
         # share by at most (r - 1) / 4. When that bound is within tol no recount is needed.
         bound = max((float(np.prod(spreads[j + 1 :])) - 1) / 4 + 1e-12 for j in range(len(spreads)))
         if bound <= tol:
-            return _result(weights, df.index, iterations=iteration, gap=bound)
+            return _result(raked, df.index, iterations=iteration, gap=bound, base=base)
         if worst <= tol:  # close: recount every margin on the final weights (once)
-            gap = max(map(_max, _gaps(weights, margins)))
+            gap = max(map(_max, _gaps(raked, margins)))
             if gap <= tol:
-                return _result(weights, df.index, iterations=iteration, gap=gap)
-    raise _not_converged(weights, df.index, margins, max_iter, tol, trim)
+                return _result(raked, df.index, iterations=iteration, gap=gap, base=base)
+    raked = weights if base is None else base * weights
+    raise _not_converged(raked, df.index, margins, max_iter, tol, trim)
+
+
+def _base_weights(
+    df: pd.DataFrame, base: str | pd.Series | np.ndarray | Sequence[float] | None
+) -> np.ndarray | None:
+    """The base weights as floats in ``df``'s row order (None when not given)."""
+    if base is None:
+        return None
+    if isinstance(base, str):
+        if base not in df.columns:
+            raise RakingError(f"base_weights: no column {base!r} in the frame", column=base)
+        series = df[base]
+    elif isinstance(base, pd.Series):
+        if not base.index.equals(df.index):
+            absent = df.index.difference(base.index)
+            if len(absent):
+                raise RakingError(f"base_weights: no weight for row {absent[0]!r}", row=absent[0])
+            base = base.reindex(df.index)
+        series = base
+    else:
+        series = pd.Series(np.asarray(base, dtype=float), index=df.index)
+        if len(series) != len(df):
+            raise RakingError(f"base_weights: {len(series)} weights for {len(df)} rows")
+    values = np.asarray(pd.to_numeric(series, errors="coerce"), dtype=np.float64)
+    bad = ~np.isfinite(values) | (values < 0)
+    if bad.any():
+        at = int(np.flatnonzero(bad)[0])
+        raise RakingError(
+            f"base_weights: row {df.index[at]!r} has {series.iloc[at]}, not a finite number >= 0",
+            row=df.index[at],
+        )
+    if not values.sum() > 0:
+        raise RakingError("base_weights sum to zero")
+    return values
 
 
 def _trim(weights: np.ndarray, low: float, high: float) -> None:
@@ -213,7 +265,12 @@ def _result(
     iterations: int,
     gap: float,
     bounds: tuple[float, float] | None = None,
+    base: np.ndarray | None = None,
 ) -> pd.Series:
+    if base is not None:
+        series = pd.Series(weights * (base.sum() / weights.sum()), index=index, name="weight")
+        series.attrs.update(iterations=iterations, max_gap=gap, trim=bounds)
+        return series
     weights = weights * (len(weights) / weights.sum())
     if bounds is not None:
         # _trim left the weights within the bounds at mean 1: this only removes rounding.
