@@ -142,6 +142,7 @@ class Design:
         self._structure = _structure(data, strata, psu, fpc, lonely_psu)
         self._steps: tuple[CalibrationStep, ...] = ()
         self._calibration: list[str] = []
+        self._dof: int | None = None
 
     # -- what it is ---------------------------------------------------------------------
 
@@ -168,11 +169,13 @@ class Design:
     @property
     def degrees_of_freedom(self) -> int:
         """PSUs minus strata, counting those with a non-zero weight (R's ``degf()``)."""
-        inset = self._weights != 0
-        s = self._structure
-        psus = np.unique(s.psu[inset]).size
-        strata = np.unique(s.strata[inset]).size
-        return int(psus - strata)
+        if self._dof is None:
+            s = self._structure
+            inset = (self._weights != 0).astype(np.float64)
+            psus = np.count_nonzero(np.bincount(s.psu, inset, minlength=len(s.psu_stratum)))
+            strata = np.count_nonzero(np.bincount(s.strata, inset, minlength=len(s.n_psu)))
+            self._dof = int(psus - strata)
+        return self._dof
 
     @property
     def n_strata(self) -> int:
@@ -233,6 +236,7 @@ class Design:
         new = object.__new__(Design)
         new.__dict__.update(self.__dict__)
         new._calibration = list(self._calibration)
+        new._dof = None
         for key, value in changes.items():
             setattr(new, "_" + key, value)
         return new
@@ -443,9 +447,9 @@ def _stratified(z: FloatArray, s: _Structure) -> FloatArray:
     """R's ``onestage`` over PSU totals ``z`` (PSUs x k)."""
     h = len(s.n_psu)
     n_h = s.n_psu.astype(np.float64)
-    sums = np.zeros((h, z.shape[1]))
-    np.add.at(sums, s.psu_stratum, z)
-    means = sums / np.maximum(n_h, 1.0)[:, None]
+    member = np.zeros((h, len(s.psu_stratum)))
+    member[s.psu_stratum, np.arange(len(s.psu_stratum))] = 1.0
+    means = (member @ z) / np.maximum(n_h, 1.0)[:, None]
     centred = z - means[s.psu_stratum]
     lonely = n_h == 1
     if s.lonely == "adjust" and lonely.any():

@@ -19,6 +19,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 
 from surveykit.analysis._design import Design
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray
@@ -49,8 +50,10 @@ class DomainFigures:
     count: FloatArray
 
 
-def _sum(ids: IntArray, values: FloatArray, size: int) -> FloatArray:
-    return np.asarray(np.bincount(ids, weights=values, minlength=size), dtype=np.float64)
+def _sum(codes: IntArray, values: FloatArray | None, size: int) -> FloatArray:
+    """Per code the sum of ``values`` (the count without them); code ``size`` is dropped."""
+    table = np.bincount(codes, weights=values, minlength=size + 1)
+    return np.asarray(table[:size], dtype=np.float64)
 
 
 def _divide(a: FloatArray, b: FloatArray) -> FloatArray:
@@ -58,22 +61,9 @@ def _divide(a: FloatArray, b: FloatArray) -> FloatArray:
         return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
 
 
-def _domain(design: Design, ids: IntArray, valid: np.ndarray) -> tuple[IntArray, FloatArray]:
-    """Per row its group (-1 when out of every domain) and its weight in the domain."""
-    w = design.weights_array
-    inside = valid & (ids >= 0)
-    return np.where(inside, ids, -1), np.where(inside, w, 0.0)
-
-
-def _counts(ids: IntArray, wd: FloatArray, size: int) -> tuple[FloatArray, FloatArray]:
-    keep = ids >= 0
-    n = np.bincount(ids[keep & (wd != 0)], minlength=size).astype(np.float64)
-    sum_w = _sum(ids[keep], wd[keep], size)
-    return n, sum_w
-
-
-def _answered(ids: IntArray, size: int) -> FloatArray:
-    return np.bincount(ids[ids >= 0], minlength=size).astype(np.float64)
+def _domain(ids: IntArray, outside: npt.NDArray[np.bool_], groups: int) -> IntArray:
+    """Per row its group, or ``groups`` (no domain) for a row outside every domain."""
+    return np.where(outside | (ids < 0), groups, ids)
 
 
 def _variance(design: Design, influence: Influence) -> tuple[FloatArray, FloatArray]:
@@ -81,30 +71,36 @@ def _variance(design: Design, influence: Influence) -> tuple[FloatArray, FloatAr
     return vcov, np.clip(np.diag(vcov), 0.0, None)
 
 
+def _padded(values: FloatArray, fill: float) -> FloatArray:
+    """``values`` with one more entry for the no-domain code."""
+    return np.append(np.nan_to_num(values, nan=fill), fill)
+
+
 def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFigures:
     """The weighted mean of ``y`` (NaN: no answer) per group, R's ``svymean``."""
-    codes, wd = _domain(design, ids, ~np.isnan(y))
-    y0 = np.where(codes >= 0, y, 0.0)
-    n, sum_w = _counts(codes, wd, groups)
-    keep = codes >= 0
-    totals = _sum(codes[keep], (wd * y0)[keep], groups)
+    w = design.weights_array
+    codes = _domain(ids, np.isnan(y), groups)
+    y0 = np.where(codes < groups, y, 0.0)
+    sum_w = _sum(codes, w, groups)
+    totals = _sum(codes, w * y0, groups)
     mean = _divide(totals, sum_w)
-    safe_mean = np.nan_to_num(mean)
-    centred = np.where(keep, y0 - safe_mean[np.maximum(codes, 0)], 0.0)
-    safe_w = np.where(sum_w > 0, sum_w, 1.0)
+    resid = y0 - _padded(mean, 0.0)[codes]
     influence = Influence(groups)
-    influence.add(wd * centred / safe_w[np.maximum(codes, 0)], Basis.one_hot(codes, groups))
+    influence.add(
+        w * resid / _padded(np.where(sum_w > 0, sum_w, 1.0), 1.0)[codes],
+        Basis.one_hot(codes, groups),
+    )
     vcov, variance = _variance(design, influence)
-    squares = _sum(codes[keep], (wd * centred**2)[keep], groups)
+    n = _sum(codes, (w != 0).astype(np.float64), groups)
+    squares = _sum(codes, w * resid * resid, groups)
     srs = _divide(squares, sum_w * (n - 1))
-    estimate = mean[:, None]
     return DomainFigures(
-        estimate=estimate,
+        estimate=mean[:, None],
         variance=np.where(sum_w > 0, variance, np.nan)[:, None],
         vcov=vcov,
         deff=_divide(variance, srs)[:, None],
         n=n,
-        answered=_answered(codes, groups),
+        answered=_sum(codes, None, groups),
         sum_w=sum_w,
         count=totals[:, None],
     )
@@ -123,30 +119,30 @@ def proportions(
     ``codes`` are the answers (-1 for none); ``chosen`` (answers x options) says which
     options each answer holds, for multi-choice questions (None: each answer one option).
     """
-    dom, wd = _domain(design, ids, codes >= 0)
-    n, sum_w = _counts(dom, wd, groups)
+    w = design.weights_array
+    dom = _domain(ids, codes < 0, groups)
+    inside = dom < groups
+    sum_w = _sum(dom, w, groups)
+    n = _sum(dom, (w != 0).astype(np.float64), groups)
     options = n_codes if chosen is None else chosen.shape[1]
-    keep = dom >= 0
-    cell = np.where(keep, dom * n_codes + np.maximum(codes, 0), -1)
-    sums = _sum(cell[keep], wd[keep], groups * n_codes)
-    sums = sums.reshape(groups, n_codes)
+    none = groups * n_codes
+    cell = np.where(inside, dom * n_codes + codes, none)
+    sums = _sum(cell, w, none).reshape(groups, n_codes)
     count = sums if chosen is None else sums @ chosen
     p = _divide(count, sum_w[:, None])
-    safe_w = np.where(sum_w > 0, sum_w, 1.0)
-    scaled = wd / safe_w[np.maximum(dom, 0)]
+    scaled = w / _padded(np.where(sum_w > 0, sum_w, 1.0), 1.0)[dom]
     influence = Influence(groups * options)
     if chosen is None:
-        influence.add(scaled, Basis.one_hot(cell, groups * n_codes))
+        influence.add(scaled, Basis.one_hot(cell, none))
     else:
         spread_options = np.asarray(np.kron(np.eye(groups), chosen), dtype=np.float64)
-        influence.add(scaled, Basis.one_hot(cell, groups * n_codes), spread_options)
+        influence.add(scaled, Basis.one_hot(cell, none), spread_options)
     spread = np.zeros((groups, groups * options))
     for g in range(groups):
         spread[g, g * options : (g + 1) * options] = np.nan_to_num(p[g])
     influence.add(-scaled, Basis.one_hot(dom, groups), spread)
     vcov, variance = _variance(design, influence)
-    variance = variance.reshape(groups, options)
-    variance = np.where(sum_w[:, None] > 0, variance, np.nan)
+    variance = np.where(sum_w[:, None] > 0, variance.reshape(groups, options), np.nan)
     srs = _divide(p * (1 - p), np.broadcast_to((n - 1)[:, None], p.shape))
     return DomainFigures(
         estimate=p,
@@ -154,7 +150,7 @@ def proportions(
         vcov=vcov,
         deff=_divide(variance, srs),
         n=n,
-        answered=_answered(dom, groups),
+        answered=_sum(dom, None, groups),
         sum_w=sum_w,
         count=count,
     )
@@ -162,17 +158,17 @@ def proportions(
 
 def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFigures:
     """The weighted total of ``y`` (NaN: no answer) per group, R's ``svytotal``."""
-    codes, wd = _domain(design, ids, ~np.isnan(y))
-    y0 = np.where(codes >= 0, y, 0.0)
-    n, sum_w = _counts(codes, wd, groups)
-    keep = codes >= 0
-    total = _sum(codes[keep], (wd * y0)[keep], groups)
+    w = design.weights_array
+    codes = _domain(ids, np.isnan(y), groups)
+    y0 = np.where(codes < groups, y, 0.0)
+    sum_w = _sum(codes, w, groups)
+    total = _sum(codes, w * y0, groups)
     influence = Influence(groups)
-    influence.add(wd * y0, Basis.one_hot(codes, groups))
+    influence.add(w * y0, Basis.one_hot(codes, groups))
     vcov, variance = _variance(design, influence)
-    mean = _divide(total, sum_w)
-    centred = np.where(keep, y0 - np.nan_to_num(mean)[np.maximum(codes, 0)], 0.0)
-    squares = _sum(codes[keep], (wd * centred**2)[keep], groups)
+    n = _sum(codes, (w != 0).astype(np.float64), groups)
+    resid = y0 - _padded(_divide(total, sum_w), 0.0)[codes]
+    squares = _sum(codes, w * resid * resid, groups)
     # R: svyvar(y) * (sum w)^2 / n, svyvar = sum w (y - m)^2 / sum w * n / (n - 1)
     srs = _divide(squares * sum_w, n - 1)
     return DomainFigures(
@@ -181,7 +177,7 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
         vcov=vcov,
         deff=_divide(variance, srs)[:, None],
         n=n,
-        answered=_answered(codes, groups),
+        answered=_sum(codes, None, groups),
         sum_w=sum_w,
         count=total[:, None],
     )
@@ -191,18 +187,20 @@ def ratios(
     design: Design, y: FloatArray, x: FloatArray, ids: IntArray, groups: int
 ) -> DomainFigures:
     """The ratio of weighted totals ``sum w y / sum w x`` per group, R's ``svyratio``."""
-    codes, wd = _domain(design, ids, ~np.isnan(y) & ~np.isnan(x))
-    keep = codes >= 0
-    y0, x0 = np.where(keep, y, 0.0), np.where(keep, x, 0.0)
-    n, sum_w = _counts(codes, wd, groups)
-    top = _sum(codes[keep], (wd * y0)[keep], groups)
-    bottom = _sum(codes[keep], (wd * x0)[keep], groups)
+    w = design.weights_array
+    codes = _domain(ids, np.isnan(y) | np.isnan(x), groups)
+    inside = codes < groups
+    y0, x0 = np.where(inside, y, 0.0), np.where(inside, x, 0.0)
+    sum_w = _sum(codes, w, groups)
+    top = _sum(codes, w * y0, groups)
+    bottom = _sum(codes, w * x0, groups)
     ratio = _divide(top, np.where(bottom != 0, bottom, 0.0))
-    at = np.maximum(codes, 0)
-    safe_bottom = np.where(bottom != 0, bottom, 1.0)
     influence = Influence(groups)
     influence.add(
-        wd * (y0 - np.nan_to_num(ratio)[at] * x0) / safe_bottom[at], Basis.one_hot(codes, groups)
+        w
+        * (y0 - _padded(ratio, 0.0)[codes] * x0)
+        / _padded(np.where(bottom != 0, bottom, 1.0), 1.0)[codes],
+        Basis.one_hot(codes, groups),
     )
     vcov, variance = _variance(design, influence)
     return DomainFigures(
@@ -210,8 +208,8 @@ def ratios(
         variance=variance[:, None],
         vcov=vcov,
         deff=np.full((groups, 1), np.nan),
-        n=n,
-        answered=_answered(codes, groups),
+        n=_sum(codes, (w != 0).astype(np.float64), groups),
+        answered=_sum(codes, None, groups),
         sum_w=sum_w,
         count=top[:, None],
     )

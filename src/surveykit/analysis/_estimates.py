@@ -473,17 +473,27 @@ def _design_proportions(
     return _design_attrs(frame, design, "proportions", question, ci, method)
 
 
-def _numbers(design: Design, question: str, what: str) -> tuple[inputs.Answers, FloatArray]:
-    df = design.data
-    ans = inputs.answers(df, question)
-    values = ans.numbers(inputs.question_series(df, question), what)
-    return ans, values
-
-
 def _per_row(ans: inputs.Answers, values: FloatArray) -> FloatArray:
     """Each row's number (NaN for no answer)."""
     padded = np.append(values, np.nan)
     return np.asarray(padded[np.where(ans.codes >= 0, ans.codes, len(values))], dtype=np.float64)
+
+
+def _row_numbers(design: Design, question: str, what: str) -> FloatArray:
+    """Each row's answer as a number (NaN: no answer), or an error naming a row that is not.
+
+    A numeric column is read as it is (a million distinct values cost nothing); text and
+    categorical answers go through their distinct values (labels mapped to codes).
+    """
+    df = design.data
+    series = inputs.question_series(df, question)
+    dtype = series.dtype
+    if pd.api.types.is_numeric_dtype(dtype) and not isinstance(dtype, pd.CategoricalDtype):
+        if pd.api.types.is_bool_dtype(dtype):
+            series = series.astype("float64")
+        return np.asarray(series.to_numpy(dtype=np.float64, na_value=np.nan), dtype=np.float64)
+    ans = inputs.answers(df, question)
+    return _per_row(ans, ans.numbers(series, what))
 
 
 def _mean_columns(
@@ -509,8 +519,8 @@ def _mean_columns(
 
 def _design_mean(design: Design, question: str, by: By, ci: float, name: str) -> pd.DataFrame:
     grouped = inputs.groups(design.data, by)
-    ans, values = _numbers(design, question, "a mean")
-    figures = _domains.means(design, _per_row(ans, values), grouped.ids, grouped.count)
+    y = _row_numbers(design, question, "a mean")
+    figures = _domains.means(design, y, grouped.ids, grouped.count)
     columns = _mean_columns(design, figures, ci)
     table: dict[Hashable, Any] = {
         **inputs.group_frame(grouped, 1),
@@ -524,7 +534,8 @@ def _design_mean(design: Design, question: str, by: By, ci: float, name: str) ->
 def _design_nps(design: Design, question: str, by: By, ci: float) -> pd.DataFrame:
     df = design.data
     grouped = inputs.groups(df, by)
-    ans, values = _numbers(design, question, "an NPS")
+    ans = inputs.answers(df, question)
+    values = ans.numbers(inputs.question_series(df, question), "an NPS")
     _check_nps_scale(ans, values, inputs.question_series(df, question))
     score = np.where(values >= 9, 100.0, np.where(values >= 7, 0.0, -100.0))
     figures = _domains.means(design, _per_row(ans, score), grouped.ids, grouped.count)
@@ -582,8 +593,8 @@ def totals(
     df, design = design_of(data, weights)
     design = design if design is not None else Design(df)
     grouped = inputs.groups(df, by)
-    ans, values = _numbers(design, question, "a total")
-    figures = _domains.totals(design, _per_row(ans, values), grouped.ids, grouped.count)
+    y = _row_numbers(design, question, "a total")
+    figures = _domains.totals(design, y, grouped.ids, grouped.count)
     columns = _mean_columns(design, figures, ci)
     table: dict[Hashable, Any] = {
         **inputs.group_frame(grouped, 1),
@@ -616,11 +627,9 @@ def ratio(
     df, design = design_of(data, weights)
     design = design if design is not None else Design(df)
     grouped = inputs.groups(df, by)
-    top_ans, top = _numbers(design, numerator, "a ratio")
-    bottom_ans, bottom = _numbers(design, denominator, "a ratio")
-    figures = _domains.ratios(
-        design, _per_row(top_ans, top), _per_row(bottom_ans, bottom), grouped.ids, grouped.count
-    )
+    top = _row_numbers(design, numerator, "a ratio")
+    bottom = _row_numbers(design, denominator, "a ratio")
+    figures = _domains.ratios(design, top, bottom, grouped.ids, grouped.count)
     columns = _mean_columns(design, figures, ci)
     frame = pd.DataFrame(
         {

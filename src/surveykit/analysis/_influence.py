@@ -31,7 +31,11 @@ IntArray = npt.NDArray[np.int64]
 
 @dataclass(frozen=True)
 class Basis:
-    """The ``A`` of a term: one-hot ``codes`` (``size`` levels, -1 none) or a dense ``matrix``."""
+    """The ``A`` of a term: one-hot ``codes`` or a dense ``matrix``.
+
+    Codes are ``0..size-1``, and ``size`` itself for a row with no level (a bin that is
+    counted and dropped, so no row is ever masked out of a pass).
+    """
 
     size: int
     codes: IntArray | None = None
@@ -39,7 +43,7 @@ class Basis:
 
     @staticmethod
     def one_hot(codes: IntArray, size: int) -> Basis:
-        """The one-hot basis of ``codes`` (each in ``0..size-1``, or -1 for none)."""
+        """The one-hot basis of ``codes`` (each in ``0..size-1``, or ``size`` for none)."""
         return Basis(size, codes=np.asarray(codes, dtype=np.int64))
 
     @staticmethod
@@ -100,24 +104,22 @@ def expand(basis: Basis, coef: FloatArray | None, n: int) -> FloatArray:
         return basis.matrix if coef is None else basis.matrix @ coef
     assert basis.codes is not None
     width = basis.size if coef is None else coef.shape[1]
-    out = np.zeros((n, width))
-    has = basis.codes >= 0
     if coef is None:
-        out[np.flatnonzero(has), basis.codes[has]] = 1.0
+        padded = np.vstack([np.eye(basis.size), np.zeros((1, basis.size))])
     else:
-        out[has] = coef[basis.codes[has]]
-    return out
+        padded = np.vstack([coef, np.zeros((1, width))])
+    return np.asarray(padded[basis.codes], dtype=np.float64)
 
 
 def cross_sums(left: Basis, right: Basis, row: FloatArray) -> FloatArray:
     """``left.T @ diag(row) @ right``: a (left levels x right levels) table of sums."""
     if left.codes is not None and right.codes is not None:
-        keep = (left.codes >= 0) & (right.codes >= 0)
-        cells = left.codes * right.size + right.codes
-        if not keep.all():
-            cells, row = cells[keep], row[keep]
-        table = np.bincount(cells, weights=row, minlength=left.size * right.size)
-        return np.asarray(table, dtype=np.float64).reshape(left.size, right.size)
+        width = right.size + 1
+        cells = left.codes * width + right.codes
+        table = np.bincount(cells, weights=row, minlength=(left.size + 1) * width)
+        return np.asarray(table, dtype=np.float64).reshape(left.size + 1, width)[
+            : left.size, : right.size
+        ]
     if left.codes is not None:
         assert right.matrix is not None
         return _by_codes(left.codes, left.size, right.matrix * row[:, None])
@@ -129,9 +131,8 @@ def cross_sums(left: Basis, right: Basis, row: FloatArray) -> FloatArray:
 
 
 def _by_codes(codes: IntArray, size: int, values: FloatArray) -> FloatArray:
-    """Per code the column sums of ``values`` (size x columns)."""
-    keep = codes >= 0
+    """Per code the column sums of ``values`` (size x columns); code ``size`` is dropped."""
     out = np.zeros((size, values.shape[1]))
     for j in range(values.shape[1]):
-        out[:, j] = np.bincount(codes[keep], weights=values[keep, j], minlength=size)
+        out[:, j] = np.bincount(codes, weights=values[:, j], minlength=size + 1)[:size]
     return out
