@@ -279,6 +279,9 @@ mk_prop <- function(d, v) function(call) {
     p <- num(coef(x))[i]
     se <- num(SE(x))[i]
     r <- list(level = levs[i], estimate = p, se = se, deff = deff_of(x)[i])
+    # a calibrated-on margin: se ~ 0, so the beta / Wilson intervals are numerically meaningless
+    # (qbeta with n_eff ~ 1e25 warns "not accurate"); compare only estimate and se there
+    r$degenerate <- isTRUE(se < 1e-8 * p)
     for (m in c("logit", "beta")) {
       cc <- sprintf('svyciprop(~I(%s == "%s"), design, method = "%s", na.rm = TRUE)', v, levs[i], m)
       r[[m]] <- capture({
@@ -332,11 +335,24 @@ mk_quantile <- function(d, v) function(call) {
 mk_chisq <- function(d, a, b, stat) function(call) {
   t <- run(call, d)
   r <- list(statistic = num(t$statistic), p_value = num(t$p.value), method = t$method)
+  # the unadjusted Pearson X^2 R starts from: svytable scaled to N = nrow(design$variables)
+  # (rows with a missing a or b included in N)
+  n_all <- nrow(d$variables)
+  x2 <- suppressWarnings(chisq.test(run(sprintf("svytable(~%s + %s, design, Ntotal = %d)", a, b, n_all), d),
+                                    correct = FALSE))$statistic
+  r$pearson_x2 <- num(x2)
+  r$N_scaling <- n_all
   if (stat == "F") {
     r$ndf <- num(t$parameter["ndf"])
     r$ddf <- num(t$parameter["ddf"])
+    r$trace_delta <- num(x2) / r$statistic
+    r$design_df_nu <- r$ddf / r$ndf
   } else {
     r$df <- num(t$parameter)
+    f <- run(sprintf("svychisq(~%s + %s, design)", a, b), d)
+    tr <- num(x2) / num(f$statistic)
+    r$mean_delta <- tr / r$df
+    r$adjusted_statistic <- num(x2) / r$mean_delta
   }
   if (stat == "F") {
     dv <- d$variables
@@ -408,10 +424,27 @@ cases_for <- function(did) {
   if ("prop" %in% want) for (v in V$prop)
     add(paste0("prop_", v), sprintf('svymean(~factor(%s), design, na.rm = TRUE, deff = "replace")', v),
         mk_prop(d, v))
-  if ("by_mean" %in% want) for (p in V$by_mean)
-    add(sprintf("by_mean_%s_%s", p[1], p[2]),
-        sprintf('svyby(~%s, ~%s, design, svymean, na.rm = TRUE, deff = "replace")', p[1], p[2]),
-        mk_by(d, p[2], NULL))
+  if ("by_mean" %in% want) {
+    for (p in V$by_mean) {
+      id <- sprintf("by_mean_%s_%s", p[1], p[2])
+      add(id, sprintf('svyby(~%s, ~%s, design, svymean, na.rm = TRUE, deff = "replace")', p[1], p[2]),
+          mk_by(d, p[2], NULL))
+      if (!is.null(out[[id]]$error))   # R failed (deff on a 1-respondent group): the same without deff
+        add(paste0(id, "_nodeff"), sprintf("svyby(~%s, ~%s, design, svymean, na.rm = TRUE)", p[1], p[2]),
+            mk_by(d, p[2], NULL))
+    }
+    p <- V$by_mean[[1]]
+    add(sprintf("by_mean_%s_%s_covmat", p[1], p[2]),
+        sprintf("svyby(~%s, ~%s, design, svymean, na.rm = TRUE, covmat = TRUE)", p[1], p[2]),
+        function(call) {
+          b <- run(call, d)
+          r <- mk_by(d, p[2], NULL)(call)
+          v <- vcov(b)
+          r$vcov <- lapply(seq_len(nrow(v)), function(i) num(v[i, ]))
+          r$vcov_names <- rownames(v)
+          r
+        })
+  }
   if ("by_prop" %in% want) for (p in V$by_prop)
     add(sprintf("by_prop_%s_%s", p[1], p[2]),
         sprintf('svyby(~factor(%s), ~%s, design, svymean, na.rm = TRUE, deff = "replace")', p[1], p[2]),
@@ -478,6 +511,40 @@ for (did in names(dspec)) {
   message(did, ": ", length(cases_json[[did]]), " cases")
 }
 
+# ---------------------------------------------------------------- checks ---
+
+checks <- local({
+  d <- E$sms_eq
+  out <- list()
+  for (v in c("q_sat", "age", "renew")) {
+    y <- d$variables[[v]]
+    y <- y[!is.na(y)]
+    n <- length(y)
+    m <- svymean(as.formula(paste0("~", v)), d, na.rm = TRUE)
+    out[[paste0("sms_eq_mean_", v)]] <- list(
+      r_se = num(SE(m)), sd_over_sqrt_n = sd(y) / sqrt(n),
+      textbook_ratio = num(SE(m)) / (sd(y) / sqrt(n)), n = n, n_rows = nrow(d$variables),
+      domain_ratio = sqrt((nrow(d$variables) / (nrow(d$variables) - 1)) / (n / (n - 1))),
+      note = paste("equal weights, no fpc: with no NA R's se is exactly sd(y)/sqrt(n) (with-replacement",
+                   "variance n/(n-1) sum(z - zbar)^2); with na.rm=TRUE the NA rows stay in the design with",
+                   "weight 0 (domain estimation), so n/(n-1) uses all rows: se = textbook * domain_ratio"))
+  }
+  for (did in c("sms_raked", "sms_raked_jkn", "apistrat_raked")) {
+    for (cid in c("prop_region", "prop_channel", "prop_sch.wide", "prop_awards")) {
+      cc <- cases_json[[did]][[cid]]
+      if (is.null(cc) || is.null(cc$levels)) next
+      out[[paste(did, cid, sep = "/")]] <- list(
+        max_se_over_estimate = max(vapply(cc$levels, function(l) l$se / l$estimate, 0)))
+    }
+  }
+  se <- SE(svymean(~api00, E$dstrat, na.rm = TRUE, deff = "replace"))[1]
+  out$deff_formula <- list(
+    mean = "deff='replace': v / (svyvar(x, design) / nobs), nobs = #rows with weight != 0 after dropping NA",
+    total = "deff='replace': v / (svyvar(x, design) * sum(weights)^2 / nobs)",
+    apistrat_mean_api00_by_hand = num(se^2 / (coef(svyvar(~api00, E$dstrat)) / nrow(E$apistrat))))
+  out
+})
+
 meta <- list(
   R = R.version.string,
   survey = as.character(packageVersion("survey")),
@@ -490,7 +557,7 @@ meta <- list(
   note = "design in each call is the design object named by the case's design id; NA/NaN/Inf are written as null"
 )
 
-out <- list(meta = meta, populations = populations, designs = designs_json, cases = cases_json)
+out <- list(meta = meta, populations = populations, designs = designs_json, cases = cases_json, checks = checks)
 json_path <- file.path(fixtures, "r_reference.json")
 write_json(out, json_path, digits = NA, auto_unbox = TRUE, pretty = TRUE, na = "null")
 
