@@ -559,7 +559,73 @@ meta <- list(
 
 out <- list(meta = meta, populations = populations, designs = designs_json, cases = cases_json, checks = checks)
 json_path <- file.path(fixtures, "r_reference.json")
-write_json(out, json_path, digits = NA, auto_unbox = TRUE, pretty = TRUE, na = "null")
+
+# jsonlite (1.8.4) prints at most 15 significant digits even with digits = NA, which does not
+# round-trip most doubles (error up to ~5e-15 relative).  So every double is pre-formatted with
+# C's "%.17g" (exact: 17 significant digits identify a double, and a correctly rounding parser
+# such as Python's float() gets it back bit for bit) and inserted verbatim.  Shorter forms are
+# not chosen because R's own parser (R_strtod) is not always correctly rounded, so it cannot be
+# trusted to decide that 15 or 16 digits suffice.
+fmt_num <- function(v) {
+  if (!is.finite(v)) return("null")
+  sprintf("%.17g", v)
+}
+fullprec <- function(x) {
+  if (is.list(x)) {
+    x[] <- lapply(x, fullprec)
+    return(x)
+  }
+  if (is.double(x)) {
+    s <- vapply(x, fmt_num, "")
+    if (length(x) == 1) return(structure(s, class = "json"))
+    return(structure(paste0("[", paste(s, collapse = ","), "]"), class = "json"))
+  }
+  x
+}
+write_json(fullprec(out), json_path, digits = NA, auto_unbox = TRUE, pretty = TRUE, na = "null",
+           json_verbatim = TRUE)
+
+# every double must read back identical (NA/NaN/Inf as null)
+same <- function(a, b, path = "") {
+  if (is.list(a)) {
+    for (i in seq_along(a)) {
+      key <- if (!is.null(names(a)) && nzchar(names(a)[i])) names(a)[i] else i
+      same(a[[i]], if (is.character(key)) b[[key]] else b[[i]], paste0(path, "/", key))
+    }
+  } else if (is.double(a)) {
+    bb <- if (is.list(b)) b else as.list(b)
+    if (length(a) == 1 && !is.list(b)) bb <- list(b)
+    for (i in seq_along(a)) {
+      # within 1 ulp: R_strtod may misround a 17-digit string; Python's float() does not
+      ok <- if (is.finite(a[i])) {
+        r <- as.numeric(bb[[i]])
+        identical(unname(a[i]), r) || abs(r - a[i]) <= abs(a[i]) * .Machine$double.eps
+      } else is.null(bb[[i]])
+      if (!ok) stop("JSON round trip failed at ", path, "[", i, "]")
+    }
+  }
+  invisible(TRUE)
+}
+same(out, fromJSON(json_path, simplifyVector = FALSE))
+if (nzchar(Sys.getenv("R_REFERENCE_HEX"))) {
+  # every finite double in document order as C99 hex, for an exact check from Python
+  hex <- character()
+  walk <- function(x, path) {
+    if (is.list(x)) {
+      for (i in seq_along(x)) {
+        key <- if (!is.null(names(x)) && nzchar(names(x)[i])) names(x)[i] else as.character(i - 1)
+        walk(x[[i]], c(path, key))
+      }
+    } else if (is.double(x)) {
+      for (i in seq_along(x)) if (is.finite(x[i]))
+        hex <<- c(hex, paste(c(path, if (length(x) > 1) as.character(i - 1), sprintf("%a", x[i])),
+                             collapse = "\t"))
+    }
+  }
+  walk(out, character())
+  writeLines(hex, Sys.getenv("R_REFERENCE_HEX"))
+}
+cat("round trip: every double in the JSON reads back (R parser: within 1 ulp)\n")
 
 # round-trip check: one se at full precision
 back <- fromJSON(json_path, simplifyVector = FALSE)
