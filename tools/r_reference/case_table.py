@@ -22,7 +22,7 @@ def fields(case: dict) -> str:
         if isinstance(v, list) and v and isinstance(v[0], dict):
             inner = []
             for row in v:
-                for kk, vv in row.items():
+                for kk in row:
                     name = f"{kk}{{ci_low,ci_high,df}}" if kk in ("logit", "beta") else kk
                     if kk == "wilson":
                         name = "wilson{n_eff,ci_low,ci_high}"

@@ -62,7 +62,9 @@ def psu_sizes(rng: np.random.Generator) -> list[tuple[str, str]]:
     return rows
 
 
-def respondents(rng: np.random.Generator, rows: list[tuple[str, str]], first_id: int) -> pd.DataFrame:
+def respondents(
+    rng: np.random.Generator, rows: list[tuple[str, str]], first_id: int
+) -> pd.DataFrame:
     n = len(rows)
     region = np.array([r for r, _ in rows], dtype=object)
     hh = np.array([h for _, h in rows], dtype=object)
@@ -71,9 +73,16 @@ def respondents(rng: np.random.Generator, rows: list[tuple[str, str]], first_id:
     wave = rng.integers(1, 3, size=n)
     age = rng.integers(18, 81, size=n)
     # NPS 0-10, depending on channel and age
-    base = 6.8 + 0.02 * (age - 45) + np.where(channel == "email", -0.8, 0.0) + np.where(channel == "whatsapp", 0.6, 0.0)
+    base = (
+        6.8
+        + 0.02 * (age - 45)
+        + np.where(channel == "email", -0.8, 0.0)
+        + np.where(channel == "whatsapp", 0.6, 0.0)
+    )
     q_nps_full = np.clip(np.round(base + rng.normal(0.0, 2.3, size=n)), 0, 10).astype(int)
-    q_sat_full = np.clip(np.round(1.0 + q_nps_full / 2.8 + rng.normal(0.0, 0.8, size=n)), 1, 5).astype(int)
+    q_sat_full = np.clip(
+        np.round(1.0 + q_nps_full / 2.8 + rng.normal(0.0, 0.8, size=n)), 1, 5
+    ).astype(int)
     choice_p = np.array([0.35, 0.25, 0.25, 0.15])
     q_choice = np.array([CHOICES[rng.choice(4, p=choice_p)] for _ in range(n)], dtype=object)
     # renew from a logistic model on age, region, q_nps (filled with 7 where missing)

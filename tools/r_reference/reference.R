@@ -329,7 +329,11 @@ mk_quantile <- function(d, v) function(call) {
   rows <- lapply(seq_len(nrow(q)), function(i) list(
     q = as.numeric(rownames(q)[i]), estimate = num(q[i, 1]), ci_low = num(q[i, 2]),
     ci_high = num(q[i, 3]), se = num(q[i, 4])))
-  list(interval_type = "mean", qrule = "math", alpha = 0.05, df = df_used, quantiles = rows)
+  meth <- if (inherits(d, "svyrep.design")) survey:::svyquantile.svyrep.design else survey:::svyquantile.survey.design
+  fm <- formals(meth)
+  list(interval_type = eval(fm$interval.type)[1], qrule = eval(fm$qrule)[1], alpha = eval(fm$alpha),
+       df = df_used, df_note = "degf of the design with the NA rows of the variable dropped",
+       quantiles = rows)
 }
 
 mk_chisq <- function(d, a, b, stat) function(call) {
