@@ -13,7 +13,8 @@ several iterations.
 Sections:
 
 - ``estimates``: ``sk.analysis.nps``, ``proportions`` and ``crosstab`` (by the 3 grouping
-  columns, unweighted and weighted) against a hand-written pandas groupby computing the same
+  columns, unweighted: the textbook figures; weighted, design-based figures are measured by
+  ``bench_design.py``) against a hand-written pandas groupby computing the same
   numbers (estimate, se, interval; crosstab: percentages, chi-square, Cramér's V, letters).
   Every pair is checked to give the same numbers before it is timed. These functions come
   with the estimates branch of issue 12: where they are missing the section says so.
@@ -202,7 +203,7 @@ def estimate_rows(
     out: list[Row],
     *,
     by: list[str] = BY,
-    weights: tuple[str | None, ...] = (None, "w"),
+    weights: tuple[str | None, ...] = (None,),
 ) -> None:
     for name in ("nps", "proportions", "crosstab"):
         reason = missing(name)
@@ -383,8 +384,9 @@ def main() -> None:
                 rake_row(edge, f"rake ({label})", targets, args.rounds, edge_bytes, rows)
             except sk.weights.RakingError as exc:
                 print(f"  rake ({label}): {type(exc).__name__}: {exc}")
-            weights = ("w",) if label == "extreme weights" else (None,)
-            estimate_rows(edge, label, args.rounds, edge_bytes, rows, weights=weights)
+            # Weighted estimates are design-based now: benchmarks/bench_design.py times them
+            # (extreme weights included, with --edge) against R's formula written in numpy.
+            estimate_rows(edge, label, args.rounds, edge_bytes, rows)
 
     print()
     print("| section | call | surveykit | baseline | ratio | goal | peak / frame | goal | check |")
