@@ -6,6 +6,7 @@ import json
 from pathlib import Path
 
 import httpx
+import numpy as np
 import pandas as pd
 import pyreadstat
 import pytest
@@ -23,6 +24,8 @@ runner = CliRunner()
 def _said(output: str) -> str:
     """The output with typer's error box (if any) and line wrapping taken out."""
     return " ".join(output.replace("│", " ").replace("╭", " ").replace("╰", " ").split())
+
+
 TARGETS = {"channel": {"SMS": 0.4, "WhatsApp": 0.3, "Email": 0.2, "Facebook": 0.1}}
 
 
@@ -55,25 +58,61 @@ def test_unweighted_tables_equal_the_analysis_functions(wave: tuple) -> None:
     assert not any(name.startswith("Q4") for name in report.tables)
 
 
-def test_weighted_tables_use_the_raked_weights(wave: tuple) -> None:
+def test_weighted_tables_use_the_raked_design(wave: tuple) -> None:
     df, codebook = wave
     report = build_report(df, codebook, targets=TARGETS)
     weights = sk.weights.rake(df, TARGETS)
-    pd.testing.assert_series_equal(report.weights, weights)
-    labelled = sk.label(df, codebook).assign(weight=weights.to_numpy())
-    pd.testing.assert_frame_equal(
-        report.tables["Q1 NPS"], sk.analysis.nps(labelled, "Q1", weights="weight")
-    )
+    np.testing.assert_allclose(report.weights.to_numpy(), weights.to_numpy(), rtol=1e-5)
+    labelled = sk.label(df, codebook).assign(weight=report.weights.to_numpy())
+    design = sk.Design(df).rake(TARGETS).with_data(labelled)
+    pd.testing.assert_frame_equal(report.tables["Q1 NPS"], sk.analysis.nps(design, "Q1"))
     summary = report.tables["Weights"].set_index("statistic")["value"]
-    assert summary["n_eff"] == pytest.approx(weights.sum() ** 2 / (weights**2).sum())
+    w = report.weights
+    assert summary["n_eff"] == pytest.approx(w.sum() ** 2 / (w**2).sum())
+    described = report.tables["Design"].set_index("item")["value"]
+    assert "raked to channel" in described["calibration"]
+    assert "linearisation" in described["variance"]
+    assert report.tables["Q1 NPS"].attrs["variance"].startswith("Taylor linearisation")
+
+
+def test_base_weights_strata_and_psus_make_the_design(wave: tuple) -> None:
+    """Base weights with raking on top, and the design's strata and PSUs, as R's
+    rake(svydesign(ids=~psu, strata=~strata, weights=~w)) would: a raked margin has se 0."""
+    df, codebook = wave
+    rng = np.random.default_rng(4)
+    df = df.assign(
+        base=rng.lognormal(0, 0.4, len(df)),
+        stratum=rng.choice(["a", "b", "c"], len(df)),
+        household=rng.integers(0, 300, len(df)),
+    )
+    channel_targets = {"channel": TARGETS["channel"]}
+    report = build_report(
+        df,
+        codebook,
+        weights="base",
+        strata="stratum",
+        psu="household",
+        targets=channel_targets,
+        by="channel",
+    )
+    assert report.design is not None
+    assert report.design.n_strata == 3
+    assert report.design.degrees_of_freedom == report.design.n_psu - 3
+    design = sk.Design(df, weights="base", strata="stratum", psu="household")
+    expected = design.rake(channel_targets).weights.to_numpy()
+    np.testing.assert_allclose(report.weights.to_numpy(), expected, rtol=1e-12)
+    raked_margin = sk.analysis.proportions(report.design, "channel")
+    assert (raked_margin["se"] < 1e-10).all()
+    described = report.tables["Design"].set_index("item")["value"]
+    assert "3 strata ('stratum')" in described["design"]
 
 
 def test_build_report_refuses_bad_arguments_naming_them(wave: tuple) -> None:
     df, codebook = wave
-    with pytest.raises(sk.SurveykitError, match=r"targets= \(to rake\) or weights="):
-        build_report(df, codebook, targets=TARGETS, weights=pd.Series(1.0, index=df.index))
     with pytest.raises(sk.SurveykitError, match="'Q9' is not in the codebook"):
         build_report(df, codebook, questions=["Q9"])
+    with pytest.raises(sk.SurveykitError, match="psu: no column 'nope'"):
+        build_report(df, codebook, psu="nope")
 
 
 def _invoke(served: ServedSandbox, *args: str) -> object:
@@ -111,8 +150,18 @@ def test_report_command_writes_excel_and_spss(
     sk.Codebook.from_dict(codebook_http).write(codebook)
     out, sav = tmp_path / "report.xlsx", tmp_path / "results.sav"
     result = _invoke(
-        served, generated, "--out", str(out), "--codebook", str(codebook),
-        "--targets", str(targets), "--by", "channel", "--spss", str(sav),
+        served,
+        generated,
+        "--out",
+        str(out),
+        "--codebook",
+        str(codebook),
+        "--targets",
+        str(targets),
+        "--by",
+        "channel",
+        "--spss",
+        str(sav),
     )
     assert result.exit_code == 0, result.output
     assert "weighted (n_eff" in result.output
@@ -154,8 +203,9 @@ def test_report_command_usage_errors(
     [
         pytest.param("{not json", "not JSON", id="json-syntax"),
         pytest.param('{"channel": 3}', "expected {column: {level: share}}", id="json-shape"),
-        pytest.param('{"channel": {"SMS": "lots"}}', "channel.SMS: 'lots' is not a number",
-                     id="json-share"),
+        pytest.param(
+            '{"channel": {"SMS": "lots"}}', "channel.SMS: 'lots' is not a number", id="json-share"
+        ),
     ],
 )
 def test_report_command_bad_targets_name_the_problem(
@@ -174,13 +224,15 @@ def test_report_command_bad_targets_name_the_problem(
 
 def test_report_command_unknown_survey_and_unreachable_targets(tmp_path: Path) -> None:
     out = tmp_path / "r.xlsx"
-    result = runner.invoke(app, ["report", "NOPE", "--out", str(out)],
-                           env={"SURVEYKIT_BASE_URL": ""})
+    result = runner.invoke(
+        app, ["report", "NOPE", "--out", str(out)], env={"SURVEYKIT_BASE_URL": ""}
+    )
     assert result.exit_code == 1 and "NOPE" in result.output
     targets = tmp_path / "t.csv"
     targets.write_text("column,level,share\nchannel,SMS,0.5\nchannel,Email,0.5\n")
     result = runner.invoke(
-        app, ["report", "CSAT-SMS-2026", "--out", str(out), "--targets", str(targets)],
+        app,
+        ["report", "CSAT-SMS-2026", "--out", str(out), "--targets", str(targets)],
         env={"SURVEYKIT_BASE_URL": ""},
     )
     # CSAT's respondents are all invited by SMS: an Email target has nobody to weight.

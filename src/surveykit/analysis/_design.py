@@ -232,6 +232,19 @@ class Design:
         keep = _mask(self._data, mask)
         return self._with(weights=np.where(keep, self._weights, 0.0))
 
+    def with_data(self, data: pd.DataFrame) -> Design:
+        """The same design over another frame of the same rows (its labelled answers).
+
+        Weights, strata, PSUs and calibration stay; ``data`` must have the design's index.
+        """
+        if not isinstance(data, pd.DataFrame) or len(data) != len(self._data):
+            raise AnalysisInputError(
+                f"with_data: needs a DataFrame of the design's {len(self._data)} rows"
+            )
+        if not data.index.equals(self._data.index):
+            raise AnalysisInputError("with_data: the frame's index must be the design's")
+        return self._with(data=data)
+
     def _with(self, **changes: Any) -> Design:
         new = object.__new__(Design)
         new.__dict__.update(self.__dict__)

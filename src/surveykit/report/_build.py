@@ -14,6 +14,7 @@ from typing import Any
 
 import pandas as pd
 
+from surveykit.analysis._design import Design
 from surveykit.report._codebook import Codebook
 from surveykit.report._errors import ExportError
 from surveykit.report._label import Errors, label
@@ -36,12 +37,15 @@ class Report:
         tables: ``{name: frame}`` in report order; each frame is an :mod:`surveykit.analysis`
             estimate (``attrs["estimate"]`` says which), or the weights' summary.
         weights: the weights used, aligned with ``labelled`` (None when unweighted).
+        design: the survey design every estimate used (None when unweighted: textbook
+            figures).
     """
 
     labelled: pd.DataFrame
     codebook: Codebook
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     weights: pd.Series | None = None
+    design: Design | None = None
 
     def to_excel(self, path: str | os.PathLike[str]) -> dict[str, str]:
         """Write every table to an ``.xlsx`` workbook (see :func:`surveykit.to_excel`)."""
@@ -63,6 +67,9 @@ def build_report(
     *,
     targets: Mapping[str, Mapping[Any, float]] | None = None,
     weights: str | pd.Series | None = None,
+    strata: str | None = None,
+    psu: str | None = None,
+    fpc: str | None = None,
     by: str | Sequence[str] | None = None,
     questions: Sequence[str] | None = None,
     ci: float = 0.95,
@@ -81,9 +88,13 @@ def build_report(
         df: survey results (:meth:`surveykit.Client.surveys.results`).
         codebook: question texts, kinds and labels; drafted by
             :meth:`surveykit.Codebook.infer` when None.
-        targets: population shares ``{column: {level: share}}`` to rake to
-            (:func:`surveykit.weights.rake`); the weights' summary becomes a table.
-        weights: a weights column of ``df`` or a Series, instead of ``targets``.
+        targets: population shares ``{column: {level: share}}`` (or totals) to rake to,
+            starting from ``weights`` when given (:meth:`surveykit.Design.rake`); the
+            weights' summary becomes a table.
+        weights: the base (sampling) weights: a column of ``df`` or a Series.
+        strata: the design's strata column, if any.
+        psu: the design's primary sampling units (clusters, such as households), if any.
+        fpc: the design's finite population correction column, if any.
         by: grouping column(s) for the estimates by group and the crosstabs.
         questions: the questions to estimate (default: every codebook question found in
             ``df``).
@@ -93,15 +104,16 @@ def build_report(
     Returns:
         A :class:`Report`.
 
+    With weights, targets, strata or PSUs, every estimate is design-based (R's ``survey``
+    package, see ``docs/analysis.md``): the design and its variance method are a table of
+    the report ("Design") and in each table's ``attrs``.
+
     Raises:
-        ExportError: ``targets`` and ``weights`` both given, or a question not in the
-            codebook or the frame.
+        ExportError: a question not in the codebook or the frame.
     """
     from surveykit import analysis
     from surveykit import weights as weighting
 
-    if targets is not None and weights is not None:
-        raise ExportError("give targets= (to rake) or weights=, not both")
     codebook = codebook if codebook is not None else Codebook.infer(df)
     keys = list(questions) if questions is not None else [k for k in codebook if k in df]
     for key in keys:
@@ -113,26 +125,30 @@ def build_report(
     labelled = label(df, codebook, errors=errors)
     tables: dict[str, pd.DataFrame] = {}
     used: pd.Series | None = None
-    if targets is not None:
-        used = weighting.rake(df, targets)
-    elif weights is not None:
-        used = df[weights] if isinstance(weights, str) else weights
-    if used is not None:
+    design: Design | None = None
+    if any(v is not None for v in (targets, weights, strata, psu, fpc)):
+        design = Design(df, weights=weights, strata=strata, psu=psu, fpc=fpc)
+        if targets is not None:
+            design = design.rake(targets)
+        used = design.weights.rename(WEIGHT_COLUMN)
         labelled[WEIGHT_COLUMN] = used.to_numpy()
+        design = design.with_data(labelled)
         summary = weighting.summary(used).rename("value").rename_axis("statistic")
         tables["Weights"] = summary.reset_index()
+        tables["Design"] = design_table(design, ci)
+    data: pd.DataFrame | Design = labelled if design is None else design
     weight_arg = WEIGHT_COLUMN if used is not None else None
     for key in keys:
         kind = codebook[key].kind
         for grouping in [None, *([groups] if groups else [])]:
             suffix = "" if grouping is None else " by " + ", ".join(groups)
-            options: dict[str, Any] = {"by": grouping, "weights": weight_arg, "ci": ci}
+            options: dict[str, Any] = {"by": grouping, "ci": ci}
             if kind == "nps":
-                tables[f"{key} NPS{suffix}"] = analysis.nps(labelled, key, **options)
+                tables[f"{key} NPS{suffix}"] = analysis.nps(data, key, **options)
             if kind in ("rating", "number"):
-                tables[f"{key} mean{suffix}"] = analysis.means(labelled, key, **options)
+                tables[f"{key} mean{suffix}"] = analysis.means(data, key, **options)
             if kind in _PROPORTION_KINDS:
-                tables[f"{key} %{suffix}"] = analysis.proportions(labelled, key, **options)
+                tables[f"{key} %{suffix}"] = analysis.proportions(data, key, **options)
             for name in (f"{key} NPS{suffix}", f"{key} mean{suffix}", f"{key} %{suffix}"):
                 if name in tables:
                     tables[name].attrs["by"] = list(grouping or [])
@@ -141,4 +157,21 @@ def build_report(
                 tables[f"{key} x {column}"] = analysis.crosstab(
                     labelled, key, column, weights=weight_arg
                 )
-    return Report(labelled=labelled, codebook=codebook, tables=tables, weights=used)
+    return Report(labelled=labelled, codebook=codebook, tables=tables, weights=used, design=design)
+
+
+def design_table(design: Design, ci: float) -> pd.DataFrame:
+    """What the report's design is, as rows of ``item``, ``value`` (a sheet of the workbook)."""
+    rows = [
+        ("design", design.describe()),
+        ("variance", design.variance_method),
+        ("degrees of freedom", str(design.degrees_of_freedom)),
+        ("calibration", "; ".join(design.calibration) or "none"),
+        ("confidence level", f"{ci:.0%}"),
+        ("intervals", "proportions: logit (R svyciprop); means and NPS: t on the design's "
+         "degrees of freedom"),
+        ("reference", "R's survey package (svydesign, svymean, svyby, rake)"),
+    ]
+    frame = pd.DataFrame(rows, columns=["item", "value"])
+    frame.attrs = {"estimate": "design", "question": "Design"}
+    return frame
