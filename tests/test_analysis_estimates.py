@@ -465,3 +465,39 @@ def test_unused_categories_of_a_grouping_column_are_not_groups() -> None:
     assert out["g"].astype(object).where(out["g"].notna(), None).tolist() == ["b", "a", None]
     assert out["estimate"].tolist() == [2.0, 2.0, 4.0]
     assert isinstance(out["g"].dtype, pd.CategoricalDtype)
+
+
+def _labelled(
+    kind: str, values: list, *, separator: str | None = None, scale: tuple = (None, None)
+) -> pd.DataFrame:
+    entry = {"key": "Q", "kind": kind, "min": scale[0], "max": scale[1], "separator": separator}
+    df = pd.DataFrame({"Q": values})
+    df.attrs["codebook"] = {"version": 1, "questions": [entry]}
+    return df
+
+
+def test_multi_choice_categorical_is_split_into_options() -> None:
+    """A multi-choice question typed as a category is split, not read as combinations."""
+    answers = ["Price;Quality", "Price", "Quality;App", "App;Price;Quality", None]
+    df = pd.DataFrame({"Q": pd.Categorical(answers)})
+    out = analysis.proportions(df, "Q")
+    assert out["option"].tolist() == ["App", "Price", "Quality"]
+    assert out["count"].tolist() == [2, 3, 3]
+    assert out["n"].tolist() == [4, 4, 4]  # shares of respondents who answered
+    assert out["estimate"].tolist() == pytest.approx([0.5, 0.75, 0.75])
+    # The codebook's kind and separator decide even without a separator in the data.
+    coded = _labelled("multi", pd.Categorical(["a|b", "b", "a"]), separator="|")
+    assert analysis.proportions(coded, "Q")["option"].tolist() == ["a", "b"]
+
+
+def test_nps_refuses_a_question_the_codebook_calls_a_rating() -> None:
+    df = _labelled("rating", [1, 2, 5, 4], scale=(1, 5))
+    with pytest.raises(
+        AnalysisInputError, match=r"Q: the codebook says it is a rating question on a 1-5 scale"
+    ):
+        analysis.nps(df, "Q")
+    with pytest.raises(AnalysisInputError, match="not an NPS question"):
+        analysis.nps(df.assign(w=1.0), "Q", weights="w")
+    assert analysis.nps(_labelled("nps", [10, 9, 0], scale=(0, 10)), "Q")["estimate"].iloc[
+        0
+    ] == pytest.approx(100 / 3)

@@ -342,6 +342,7 @@ def nps(
     """
     ci = inputs.check_ci(ci)
     df, design = design_of(data, weights)
+    _check_nps_kind(df, question)
     if design is not None:
         return _design_nps(design, question, by, ci)
     w, weights_name = None, None
@@ -385,6 +386,20 @@ def nps(
         }
     )
     return _attrs(frame, df, "nps", question, ci, weights_name, "normal")
+
+
+def _check_nps_kind(df: pd.DataFrame, question: str) -> None:
+    """Refuse NPS on a question the codebook says is something else (a 1-5 rating...)."""
+    entry = inputs.codebook_entry(df, question)
+    if entry is None or entry.get("kind") == "nps":
+        return
+    scale = ""
+    if entry.get("min") is not None and entry.get("max") is not None:
+        scale = f" on a {entry['min']}-{entry['max']} scale"
+    raise AnalysisInputError(
+        f"{question}: the codebook says it is a {entry.get('kind')} question{scale}, not an "
+        "NPS question (0-10); NPS on it would be meaningless (use means or proportions)"
+    )
 
 
 def _check_nps_scale(ans: inputs.Answers, values: FloatArray, series: pd.Series) -> None:

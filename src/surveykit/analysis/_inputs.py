@@ -197,7 +197,17 @@ def answers(
     """
     series = question_series(df, question)
     value_codes = (df.attrs.get("value_codes") or {}).get(question)
+    entry = codebook_entry(df, question)
+    if entry is not None and entry.get("kind") == "multi" and multi is not False:
+        multi = True
+        separator = entry.get("separator") or separator
     if isinstance(series.dtype, pd.CategoricalDtype):
+        categories = [str(c) for c in series.cat.categories]
+        if multi is None:
+            multi = any(separator in c for c in categories)
+        if multi:
+            codes = np.asarray(series.cat.codes, dtype=np.int64)
+            return _multi(question, codes, categories, separator)
         return _categorical(series, question, value_codes)
     codes, uniques = pd.factorize(series, use_na_sentinel=True)
     codes = np.asarray(codes, dtype=np.int64)
@@ -228,6 +238,20 @@ def answers(
         converted = pd.to_numeric(pd.Series(labels, dtype=object), errors="coerce")
         values = np.asarray(converted, dtype=np.float64)
     return Answers(question, codes, labels, values)
+
+
+def codebook_entry(df: pd.DataFrame, question: str) -> dict[str, Any] | None:
+    """The question's codebook entry (kind, scale, separator), or None.
+
+    It comes from a labelled frame's ``attrs["codebook"]`` (set by ``sk.label``).
+    """
+    codebook = df.attrs.get("codebook")
+    if not isinstance(codebook, dict):
+        return None
+    for entry in codebook.get("questions") or []:
+        if isinstance(entry, dict) and entry.get("key") == question:
+            return entry
+    return None
 
 
 def _categorical(series: pd.Series, question: str, value_codes: dict[str, Any] | None) -> Answers:
