@@ -170,8 +170,7 @@ def code(data: pd.DataFrame, name: str) -> Coding:
     """The variable ``name`` of ``data``, as a number per row or a factor's level codes."""
     if name not in data.columns:
         raise AnalysisInputError(
-            f"formula: no column {name!r} in the data; columns are "
-            f"{[str(c) for c in data.columns]}"
+            f"formula: no column {name!r} in the data; columns are {[str(c) for c in data.columns]}"
         )
     series = data[name]
     if isinstance(series, pd.DataFrame):
@@ -233,7 +232,7 @@ def model_matrix(
     if formula.intercept:
         columns.append(rows.astype(np.float64))
         names.append(INTERCEPT)
-    present = {frozenset(term) for term in formula.terms} | {frozenset()}
+    present: set[frozenset[str]] = {frozenset(term) for term in formula.terms} | {frozenset()}
     first_factor_full = not formula.intercept
     for term in formula.terms:
         parts: list[list[tuple[str, FloatArray]]] = []

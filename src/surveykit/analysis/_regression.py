@@ -98,7 +98,9 @@ def regress(
 
     Example:
         >>> design = sk.Design(df, weights="w", strata="region", psu="household")
-        >>> sk.analysis.regress(design, "renew ~ age + region + nps", family="binomial")  # doctest: +SKIP
+        >>> sk.analysis.regress(  # doctest: +SKIP
+        ...     design, "renew ~ age + region + nps", family="binomial"
+        ... )
     """
     ci = check_ci(ci)
     if family not in FAMILIES:
