@@ -21,6 +21,7 @@ write.csv(apiclus1[, cols], file.path(dir, "rq_apiclus1.csv"), row.names = FALSE
 strat <- read.csv(file.path(dir, "rq_apistrat.csv"))
 clus1 <- read.csv(file.path(dir, "rq_apiclus1.csv"))
 sms <- read.csv(file.path(dir, "rq_sms.csv"))
+ties <- read.csv(file.path(dir, "rq_ties.csv"))
 
 dstrat <- svydesign(id = ~1, strata = ~stype, weights = ~pw, fpc = ~fpc, data = strat)
 dclus1 <- svydesign(id = ~dnum, weights = ~pw, fpc = ~fpc, data = clus1)
@@ -32,7 +33,8 @@ draked <- rake(dclus1, list(~stype, ~sch.wide),
                control = list(epsilon = 1e-12, maxit = 1000))
 dsms <- svydesign(id = ~cluster, strata = ~region, weights = ~w, fpc = ~fpc, data = sms,
                   nest = TRUE)
-designs <- list(strat = dstrat, clus1 = dclus1, raked = draked, sms = dsms)
+dties <- svydesign(id = ~1, weights = ~w, data = ties)
+designs <- list(strat = dstrat, clus1 = dclus1, raked = draked, sms = dsms, ties = dties)
 
 fit <- function(design, formula, family) {
   g <- svyglm(formula, design = designs[[design]], family = family,
@@ -103,7 +105,8 @@ quantiles <- list(
   sms_satisfaction = whole("sms", "satisfaction"),
   sms_nps = whole("sms", "nps"),
   sms_satisfaction_by_channel = by_group("sms", "satisfaction", "channel"),
-  sms_nps_by_region = by_group("sms", "nps", "region")
+  sms_nps_by_region = by_group("sms", "nps", "region"),
+  ties = whole("ties", "x")
 )
 
 out <- list(

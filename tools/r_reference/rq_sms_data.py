@@ -4,7 +4,10 @@
 per region, unequal weights, an fpc (clusters in the region's population), and answers with
 gaps: age, channel, nps (0-10), satisfaction (1-5, many ties), renew (0/1), spend.
 
-Run: python tools/r_reference/rq_sms_data.py  (writes tests/analysis/fixtures/data/rq_sms.csv)
+Also rq_ties.csv: six answers 0..5 of equal weight 33.847, where the share at the median
+is exactly 1/2 only when the weights are summed in long double, as R sums them.
+
+Run: python tools/r_reference/rq_sms_data.py  (writes tests/analysis/fixtures/data/rq_*.csv)
 """
 
 from __future__ import annotations
@@ -50,6 +53,8 @@ def main() -> None:
     df.loc[rng.random(n) < 0.04, "spend"] = np.nan
     OUT.parent.mkdir(parents=True, exist_ok=True)
     df.to_csv(OUT, index=False)
+    ties = pd.DataFrame({"x": np.arange(6.0), "w": 33.847})
+    ties.to_csv(OUT.with_name("rq_ties.csv"), index=False)
 
 
 if __name__ == "__main__":

@@ -42,6 +42,10 @@ MAX_ITERATIONS = 100
 TOLERANCE = 1e-13
 """IRLS stops when the deviance changes by less than this, relative (R: ``epsilon``)."""
 
+EPSILON = float(np.finfo(np.float64).eps)
+SEPARATED = 10 * EPSILON
+"""A fitted probability this close to 0 or 1 means the 0s and 1s are separated."""
+
 ALIASED = 1e-7
 """A column whose part not explained by the columns before it is below this share of its
 own size is aliased (R's ``glm`` tolerance for its pivoting QR)."""
@@ -232,19 +236,22 @@ def _fit(matrix: FloatArray, y: FloatArray, w: FloatArray, family: Family) -> _F
         mu = (ww * yy + 0.5) / (ww + 1.0)
         eta = np.log(mu / (1 - mu))
         deviance = np.inf
+        converged = False
         for iterations in range(1, MAX_ITERATIONS + 1):  # noqa: B007
-            mu_eta = mu * (1 - mu)
+            mu_eta = np.maximum(mu * (1 - mu), EPSILON)
             coef = _wls(x, eta + (yy - mu) / mu_eta, ww * mu_eta)
             eta = x @ coef
-            mu = 1 / (1 + np.exp(-eta))
+            mu = _expit(eta)
             previous, deviance = deviance, _binomial_deviance(yy, mu, ww)
-            if abs(deviance - previous) < TOLERANCE * (abs(deviance) + 0.1):
+            converged = abs(deviance - previous) < TOLERANCE * (abs(deviance) + 0.1)
+            if converged:
                 break
-        else:
+        if not converged or ((mu <= SEPARATED) | (mu >= 1 - SEPARATED)).any():
             raise AnalysisInputError(
-                f"the logistic fit did not converge in {MAX_ITERATIONS} iterations: a "
-                "predictor (or a mix of them) separates the 0s from the 1s, so some "
-                "coefficient is infinite; leave it out or merge its levels"
+                'the logistic fit has fitted probabilities of 0 or 1 (R warns: "fitted '
+                'probabilities numerically 0 or 1 occurred"): a predictor (or a mix of them) '
+                "separates the 0s from the 1s, so some coefficient is infinite; leave it out "
+                "or merge its levels"
             )
         mu_eta = mu * (1 - mu)
     _, r = np.linalg.qr(x * np.sqrt(ww * mu_eta)[:, None])
@@ -252,8 +259,14 @@ def _fit(matrix: FloatArray, y: FloatArray, w: FloatArray, family: Family) -> _F
     r_inverse = linalg.solve_triangular(r, identity)
     bread = np.asarray(r_inverse @ r_inverse.T, dtype=np.float64)
     residual = np.zeros(len(y))
-    residual[used] = yy - (x @ coef if family == "gaussian" else 1 / (1 + np.exp(-(x @ coef))))
+    residual[used] = yy - (x @ coef if family == "gaussian" else _expit(x @ coef))
     return _Fit(coef, w * residual, bread, iterations)
+
+
+def _expit(eta: FloatArray) -> FloatArray:
+    """The logistic function, kept an epsilon inside (0, 1) as R's ``binomial()$linkinv``."""
+    mu = 1 / (1 + np.exp(-np.clip(eta, -700.0, 700.0)))
+    return np.asarray(np.clip(mu, EPSILON, 1 - EPSILON), dtype=np.float64)
 
 
 def _binomial_deviance(y: FloatArray, mu: FloatArray, w: FloatArray) -> float:
