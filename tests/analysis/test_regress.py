@@ -140,6 +140,38 @@ def test_levels_only_rows_without_weight_use_are_dropped() -> None:
     assert list(result["term"]) == ["(Intercept)", "ell", "stypeM"]
 
 
+def test_numeric_interaction_is_the_product() -> None:
+    frame = data("apistrat")
+    frame["ell_meals"] = frame["ell"] * frame["meals"]
+    product = regress(frame, "api00 ~ ell + meals + ell:meals", weights="pw")
+    column = regress(frame, "api00 ~ ell + meals + ell_meals", weights="pw")
+    assert product["term"].iloc[-1] == "ell:meals"
+    assert product["estimate"].to_numpy() == pytest.approx(column["estimate"].to_numpy())
+    assert product["se"].to_numpy() == pytest.approx(column["se"].to_numpy())
+
+
+def test_a_response_of_text_numbers_or_labels() -> None:
+    frame = data("apistrat")
+    as_text = frame.assign(api00=frame["api00"].astype(str))
+    labelled = frame.assign(api00=frame["api00"].map(lambda v: f"score {v}").astype("category"))
+    labelled.attrs["value_codes"] = {"api00": {f"score {v}": v for v in frame["api00"]}}
+    expected = regress(frame, "api00 ~ ell", weights="pw")
+    pd.testing.assert_frame_equal(regress(as_text, "api00 ~ ell", weights="pw"), expected)
+    pd.testing.assert_frame_equal(regress(labelled, "api00 ~ ell", weights="pw"), expected)
+
+
+def test_more_coefficients_than_degrees_of_freedom_give_no_p_values() -> None:
+    # R: summary() gives NaN p-values and confint() NaN intervals when df.residual <= 0.
+    frame = data("apiclus1")
+    frame["district"] = frame["dnum"].astype(str)
+    design = Design(frame, weights="pw", psu="dnum", fpc="fpc")
+    result = regress(design, "api00 ~ ell + district")
+    assert result.attrs["df_residual"] <= 0
+    assert result["p_value"].isna().all()
+    assert result["ci_low"].isna().all()
+    assert result["se"].notna().all()
+
+
 def test_backticks_name_any_column() -> None:
     frame = data("apistrat").rename(columns={"ell": "english learners"})
     result = regress(frame, "api00 ~ `english learners` + meals", weights="pw")
@@ -215,7 +247,7 @@ def test_robust_errors_without_a_design_are_hc0_times_n_over_n_minus_1() -> None
     ("formula", "family", "message"),
     [
         ("api00 ~ ell + nothere", "gaussian", "no column 'nothere'"),
-        ("sch.wide ~ ell", "gaussian", "not numeric"),
+        ("sch.wide ~ ell", "gaussian", "not a number (a gaussian model's response"),
         ("stype ~ ell", "binomial", "two distinct answers"),
         ("api00 ~ ell", "binomial", "0/1 answers"),
         ("api00 ~ ell + ell2", "gaussian", "['ell2']"),

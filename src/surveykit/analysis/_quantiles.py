@@ -73,7 +73,9 @@ def quantiles(
 
     Returns:
         ``[*by, "question", "q", "estimate", "se", "ci_low", "ci_high", "n", "note"]``, one
-        row per group and probability; ``n`` counts the group's answers with a weight.
+        row per group and probability; ``n`` counts the group's answers with a weight. A
+        bound whose share falls outside 0..1 is NaN, as in R, and so is the se; the note
+        says why. ``attrs["degrees_of_freedom"]`` lists each group's ``degf``.
 
     Example:
         >>> sk.analysis.quantiles(design, "Q5", q=(0.25, 0.5, 0.75), by="channel")  # doctest: +SKIP
@@ -150,7 +152,7 @@ def quantiles(
         "method": "qrule='math', Woodruff interval (interval.type='mean')",
         "design": design.describe(),
         "variance": design.variance_method,
-        "degrees_of_freedom": dict(enumerate(dof.astype(np.int64).tolist())),
+        "degrees_of_freedom": dof.astype(np.int64).tolist(),
     }
     return result
 

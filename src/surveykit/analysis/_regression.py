@@ -30,9 +30,10 @@ import pandas as pd
 from scipy import linalg, stats
 
 from surveykit.analysis import _formula
+from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._influence import Basis, FloatArray, Influence
-from surveykit.analysis._inputs import Weights, check_ci
+from surveykit.analysis._inputs import Weights
 from surveykit.errors import AnalysisInputError
 
 Family = Literal["gaussian", "binomial"]
@@ -68,7 +69,9 @@ def regress(
     p-values and intervals are R's ``summary(svyglm(...))`` and ``confint(...)`` on the same
     design (strata, PSUs, fpc, raking/post-stratification/calibration all count).
 
-    A binomial response is 0/1 numbers, booleans, or text/categorical answers with exactly
+    A gaussian response is numbers (text holding numbers, or a labelled frame's labels with
+    ``attrs["value_codes"]``, as :func:`means` reads them). A binomial response is 0/1
+    numbers, booleans, or text/categorical answers with exactly
     two distinct values: then the second (sorted text, or category order) is the event, 1,
     as R codes a two-level factor (the frame's ``attrs["event"]`` says which). Rows missing
     any model variable are left out, as a domain of the design (R's ``na.omit``), and
@@ -80,7 +83,8 @@ def regress(
         formula: ``"response ~ x1 + x2 + a:b"``; ``a*b`` is ``a + b + a:b``; ``- 1`` drops
             the intercept. Numeric columns enter as they are; text, categorical and boolean
             ones as treatment-coded dummies against their first level (sorted text,
-            category order, ``FALSE``), named like R's (``regionNorth``). See
+            category order, ``FALSE``), named like R's (``regionNorth``); an ordered
+            categorical too (R would give it polynomial contrasts). See
             ``surveykit.analysis._formula``.
         family: ``"gaussian"`` or ``"binomial"``.
         weights: a column name or Series (only with a frame).
@@ -106,13 +110,15 @@ def regress(
         ...     design, "renew ~ age + region + nps", family="binomial"
         ... )
     """
-    ci = check_ci(ci)
+    ci = inputs.check_ci(ci)
     if family not in FAMILIES:
         raise AnalysisInputError(f"family must be one of {list(FAMILIES)}, not {family!r}")
     frame, found = design_of(data, weights)
     design = found if found is not None else Design(frame)
     formula_ = _formula.parse(formula)
     codings = {name: _formula.code(frame, name) for name in formula_.variables}
+    if family == "gaussian":
+        codings[formula_.response] = _numeric_response(frame, codings[formula_.response])
     w = design.weights_array
     complete = ~np.logical_or.reduce([_formula.missing(c) for c in codings.values()])
     response, event = _response(codings[formula_.response], family, complete)
@@ -176,11 +182,7 @@ def _response(
     if family == "gaussian":
         if coding.levels == ("FALSE", "TRUE"):
             return np.where(coding.codes >= 0, coding.codes, np.nan).astype(np.float64), None
-        raise AnalysisInputError(
-            f"response {name!r} is not numeric (it holds text such as "
-            f"{coding.levels[int(used[0])] if len(used) else ''!r}); a gaussian model needs "
-            "numbers"
-        )
+        raise AnalysisInputError(f"response {name!r} is not numeric")
     if len(used) != 2 and coding.levels != ("FALSE", "TRUE"):
         raise AnalysisInputError(
             f"response {name!r}: a binomial model needs two distinct answers (or 0/1, or "
@@ -189,6 +191,20 @@ def _response(
     event_code = int(used[-1]) if coding.levels != ("FALSE", "TRUE") else 1
     y = np.where(coding.codes < 0, np.nan, (coding.codes == event_code).astype(np.float64))
     return y, coding.levels[event_code]
+
+
+def _numeric_response(frame: pd.DataFrame, coding: _formula.Coding) -> _formula.Coding:
+    """A gaussian response given as text or labels, as numbers (as ``means()`` reads them).
+
+    Text holding numbers (``"7"``) and the labels of a labelled frame (mapped back through
+    ``attrs["value_codes"]``) are numbers; any other answer is an error naming its row.
+    """
+    if coding.numbers is not None or coding.levels == ("FALSE", "TRUE"):
+        return coding
+    ans = inputs.answers(frame, coding.name)
+    values = ans.numbers(inputs.question_series(frame, coding.name), "a gaussian model's response")
+    numbers = np.append(values, np.nan)[np.where(ans.codes >= 0, ans.codes, len(values))]
+    return _formula.Coding(coding.name, np.asarray(numbers, dtype=np.float64), None)
 
 
 class _Fit:
