@@ -64,7 +64,8 @@ def test_columns_and_attrs() -> None:
     model = ["renew", "age", "channel", "nps"]
     assert attrs["dropped"] == int(frame[model].isna().any(axis=1).sum())
     assert attrs["n"] == len(frame) - attrs["dropped"]
-    assert list(attrs["vcov"].index) == list(result["term"])
+    vcov = np.array(attrs["vcov"])
+    assert np.sqrt(np.diag(vcov)) == pytest.approx(result["se"].to_numpy(), rel=1e-12)
     gaussian = _fit("sms_gaussian")
     assert "odds_ratio" not in gaussian.columns
     assert "event" not in gaussian.attrs
@@ -257,11 +258,13 @@ def test_robust_errors_without_a_design_are_hc0_times_n_over_n_minus_1() -> None
         ("api00 ~ ell + ", "gaussian", "missing around an operator"),
         ("api00 ~ api00 + ell", "gaussian", "also a predictor"),
         ("api00 ~ ell", "poisson", "family must be one of"),
+        ("api00 ~ ell + one", "gaussian", "'one' has one value"),
     ],
 )
 def test_bad_input(formula: str, family: str, message: str) -> None:
     frame = data("apistrat")
     frame["ell2"] = 2 * frame["ell"]
+    frame["one"] = "same"
     with pytest.raises(AnalysisInputError) as error:
         regress(frame, formula, family=family, weights="pw")  # type: ignore[arg-type]
     assert message in str(error.value)
@@ -271,6 +274,11 @@ def test_separation_is_an_error() -> None:
     frame = pd.DataFrame({"x": np.arange(20.0), "y": (np.arange(20) >= 10).astype(float)})
     with pytest.raises(AnalysisInputError, match="separates"):
         regress(frame, "y ~ x", family="binomial")
+
+
+def test_concatenating_results_keeps_working() -> None:
+    both = pd.concat([_fit("strat_gaussian"), _fit("clus1_gaussian")])
+    assert len(both) == 8
 
 
 def test_weights_with_a_design_is_an_error() -> None:

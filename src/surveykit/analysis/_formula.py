@@ -245,6 +245,11 @@ def model_matrix(
             margin = frozenset(term) - {variable}
             full = margin not in present or first_factor_full
             first_factor_full = False
+            if len(coding.levels) < 2:
+                raise AnalysisInputError(
+                    f"formula: {variable!r} has one value among the rows fitted "
+                    f"({list(coding.levels)}); a factor in a model needs two or more"
+                )
             levels = range(len(coding.levels)) if full else range(1, len(coding.levels))
             parts.append(
                 [

@@ -95,7 +95,8 @@ def regress(
         plus ``["odds_ratio", "or_ci_low", "or_ci_high"]`` for ``"binomial"``, one row per
         coefficient (``"(Intercept)"`` first). ``attrs``: ``formula``, ``family``,
         ``design``, ``df_residual`` (``degf + 1 - coefficients``, R's ``df.residual`` of a
-        ``svyglm``), ``degrees_of_freedom`` (the design's, on the complete rows), ``n``
+        ``svyglm``), ``degrees_of_freedom`` (the design's, on the complete rows), ``vcov``
+        (the coefficients' variance matrix, rows as lists in the terms' order), ``n``
         (rows fitted), ``dropped`` (rows missing a model variable), ``iterations``, ``ci``
         and, for ``"binomial"``, ``event``.
 
@@ -154,7 +155,7 @@ def regress(
         "dropped": int((~complete).sum()),
         "iterations": fit.iterations,
         "ci": ci,
-        "vcov": pd.DataFrame(vcov, index=names, columns=names),
+        "vcov": vcov.tolist(),
     }
     if family == "binomial":
         result.attrs["event"] = event
