@@ -35,14 +35,15 @@ def data(name: str) -> pd.DataFrame:
 def designs() -> dict[str, Design]:
     clus1 = Design(data("apiclus1"), weights="pw", psu="dnum", fpc="fpc")
     targets = oracle()["rake_targets"]
+    raked = clus1.rake(
+        {"stype": targets["stype"], "sch.wide": targets["sch.wide"]}, max_iter=1000, tol=1e-12
+    )
     return {
         "strat": Design(data("apistrat"), weights="pw", strata="stype", fpc="fpc"),
         "clus1": clus1,
-        "raked": clus1.rake(
-            {"stype": targets["stype"], "sch.wide": targets["sch.wide"]},
-            max_iter=1000,
-            tol=1e-12,
-        ),
+        "raked": raked,
+        "clus1_e": clus1.subset(clus1.data["stype"] == "E"),
+        "raked_e": raked.subset(raked.data["stype"] == "E"),
         "sms": Design(data("sms"), weights="w", strata="region", psu="cluster", fpc="fpc"),
         "ties": Design(data("ties"), weights="w"),
     }

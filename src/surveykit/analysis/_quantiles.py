@@ -100,34 +100,24 @@ def quantiles(
             estimate[g] = _rule(y[rows], w[rows], probs)
     alpha = (1 - ci) / 2
     with np.errstate(invalid="ignore"):
-        low_t = stats.t.ppf(alpha, dof)
-        high_t = stats.t.ppf(1 - alpha, dof)
+        t_low, t_high = stats.t.ppf(alpha, dof), stats.t.ppf(1 - alpha, dof)
         crit = stats.t.ppf(1 - (1 - ci) / 2, dof)
-    share_low = np.full(estimate.shape, np.nan)
-    share_high = np.full(estimate.shape, np.nan)
-    for j in range(len(probs)):
-        at = np.where(ids >= 0, estimate[np.maximum(ids, 0), j], np.nan)
-        with np.errstate(invalid="ignore"):
-            below = np.where(np.isnan(y) | np.isnan(at), np.nan, (y <= at).astype(np.float64))
-        figures = _domains.means(design, below, np.where(np.isnan(below), -1, ids), grouped.count)
-        share, se = figures.estimate[:, 0], np.sqrt(figures.variance[:, 0])
-        share_low[:, j] = share + se * low_t
-        share_high[:, j] = share + se * high_t
-    # Where every answer is at most the estimate (the largest answer), the share is 1 and
-    # its se 0, but R's share is its own rounded sum of w / sum(w): above 1 by an ulp, R's
-    # upper bound is NaN. Sum as R does, so the bounds are R's.
-    for g, rows in enumerate(members):
-        if len(rows):
-            top = np.nanmax(y[rows]) <= estimate[g]
-            share_low[g, top] = share_high[g, top] = _r_share_of_all(w[rows])
+    share = _share_below(design, y, ids, estimate)
     low = np.full(estimate.shape, np.nan)
     high = np.full(estimate.shape, np.nan)
     for g, rows in enumerate(members):
-        if len(rows):
-            ok_low = ~np.isnan(share_low[g]) & (share_low[g] >= 0)
-            ok_high = ~np.isnan(share_high[g]) & (share_high[g] <= 1)
-            low[g, ok_low] = _rule(y[rows], w[rows], share_low[g, ok_low])
-            high[g, ok_high] = _rule(y[rows], w[rows], share_high[g, ok_high])
+        if not len(rows):
+            continue
+        centre, se = share[g, 0], share[g, 1]
+        share_low, share_high = centre + se * t_low[g], centre + se * t_high[g]
+        # Where every answer is at most the estimate, the share is 1 with se 0, but R's
+        # share is its own rounded sum of w / sum(w): an ulp above 1, R has no upper bound.
+        top = np.nanmax(y[rows]) <= estimate[g]
+        share_low[top] = share_high[top] = _r_share_of_all(w[rows])
+        ok_low = ~np.isnan(share_low) & (share_low >= 0)
+        ok_high = ~np.isnan(share_high) & (share_high <= 1)
+        low[g, ok_low] = _rule(y[rows], w[rows], share_low[ok_low])
+        high[g, ok_high] = _rule(y[rows], w[rows], share_high[ok_high])
     se_q = (high - low) / (2 * crit[:, None])
     note = _notes(n, dof, low, high)
     k = len(probs)
@@ -155,6 +145,20 @@ def quantiles(
         "degrees_of_freedom": dof.astype(np.int64).tolist(),
     }
     return result
+
+
+def _share_below(design: Design, y: FloatArray, ids: IntArray, estimate: FloatArray) -> FloatArray:
+    """Per group and quantile, R's ``svymean(x <= estimate)`` and its se (groups x 2 x q)."""
+    groups, k = estimate.shape
+    out = np.full((groups, 2, k), np.nan)
+    for j in range(k):
+        at = np.where(ids >= 0, estimate[np.maximum(ids, 0), j], np.nan)
+        with np.errstate(invalid="ignore"):
+            below = np.where(np.isnan(y) | np.isnan(at), np.nan, (y <= at).astype(np.float64))
+        figures = _domains.means(design, below, np.where(np.isnan(below), -1, ids), groups)
+        out[:, 0, j] = figures.estimate[:, 0]
+        out[:, 1, j] = np.sqrt(figures.variance[:, 0])
+    return out
 
 
 def _probabilities(q: float | Sequence[float]) -> FloatArray:
