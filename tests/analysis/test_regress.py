@@ -141,6 +141,21 @@ def test_levels_only_rows_without_weight_use_are_dropped() -> None:
     assert list(result["term"]) == ["(Intercept)", "ell", "stypeM"]
 
 
+def test_intercept_only_is_the_mean() -> None:
+    design = designs()["strat"]
+    fit = regress(design, "api00 ~ 1")
+    mean = sk.analysis.means(design, "api00")
+    assert list(fit["term"]) == ["(Intercept)"]
+    assert fit["estimate"].iloc[0] == pytest.approx(mean["estimate"].iloc[0], rel=1e-12)
+    assert fit["se"].iloc[0] == pytest.approx(mean["se"].iloc[0], rel=1e-12)
+
+
+def test_an_interaction_without_its_main_effect_codes_every_level() -> None:
+    # R: model.matrix(~ ell:stype) has ell:stypeE, ell:stypeH and ell:stypeM.
+    fit = regress(designs()["strat"], "api00 ~ ell:stype")
+    assert list(fit["term"]) == ["(Intercept)", "ell:stypeE", "ell:stypeH", "ell:stypeM"]
+
+
 def test_numeric_interaction_is_the_product() -> None:
     frame = data("apistrat")
     frame["ell_meals"] = frame["ell"] * frame["meals"]
@@ -259,6 +274,7 @@ def test_robust_errors_without_a_design_are_hc0_times_n_over_n_minus_1() -> None
         ("api00 ~ api00 + ell", "gaussian", "also a predictor"),
         ("api00 ~ ell", "poisson", "family must be one of"),
         ("api00 ~ ell + one", "gaussian", "'one' has one value"),
+        ("api00 ~ 0", "gaussian", "no predictor and no intercept"),
     ],
 )
 def test_bad_input(formula: str, family: str, message: str) -> None:

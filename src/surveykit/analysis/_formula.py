@@ -87,6 +87,8 @@ def parse(text: str) -> Formula:
     for term in unique:
         seen.setdefault(frozenset(term), term)
     ordered = sorted(seen.values(), key=len)  # stable: the formula's order within a degree
+    if not ordered and not intercept:
+        raise AnalysisInputError(f"formula {text!r}: no predictor and no intercept to fit")
     if response in {v for term in ordered for v in term}:
         raise AnalysisInputError(f"formula {text!r}: {response!r} is also a predictor")
     return Formula(text, response, tuple(ordered), intercept)
