@@ -190,11 +190,13 @@ def code(data: pd.DataFrame, name: str) -> Coding:
         numbers[~np.isfinite(numbers)] = np.nan
         return Coding(name, numbers, None)
     if kind in ("string", "empty"):
-        text = series.astype(object).where(series.notna(), None)
-        text = text.map(lambda v: v.strip() if isinstance(v, str) else v)
-        text = text.where(text != "", None)
-        codes, uniques = pd.factorize(text, sort=True, use_na_sentinel=True)
-        return Coding(name, None, np.asarray(codes, dtype=np.int64), tuple(map(str, uniques)))
+        # Factorize first, then strip and sort the distinct values, not every row.
+        raw_codes, uniques = pd.factorize(series, use_na_sentinel=True)
+        stripped = [str(u).strip() for u in uniques]
+        levels = sorted({u for u in stripped if u})
+        position = {level: i for i, level in enumerate(levels)}
+        remap = np.array([position.get(u, -1) for u in stripped] + [-1], dtype=np.int64)
+        return Coding(name, None, remap[np.asarray(raw_codes, dtype=np.int64)], tuple(levels))
     raise AnalysisInputError(
         f"formula: column {name!r} holds {kind} values; a model takes numbers, text, "
         "categoricals or booleans"
