@@ -35,6 +35,8 @@ from surveykit.analysis._descriptive import (
 )
 from surveykit.analysis._design import Design
 from surveykit.analysis._estimates import means, nps, proportions, ratio, totals
+from surveykit.analysis._quantiles import quantiles
+from surveykit.analysis._regression import regress
 from surveykit.errors import AnalysisInputError
 
 __all__ = [
@@ -51,9 +53,11 @@ __all__ = [
     "means",
     "nps",
     "proportions",
+    "quantiles",
     "question_columns",
     "question_kinds",
     "ratio",
+    "regress",
     "response_funnel",
     "response_rate",
     "totals",
