@@ -45,6 +45,9 @@ designs$sms <- svydesign(id = ~household, strata = ~region, weights = ~w, fpc = 
                          nest = TRUE, data = sms)
 designs$sms_weights <- svydesign(id = ~1, weights = ~w, data = sms)
 designs$sms_waves <- svydesign(id = ~1, strata = ~wave, weights = ~w, data = sms)
+# subsets: R drops the other rows of a design, keeps them (weight 0) in a calibrated one
+designs$apistrat_E <- subset(designs$apistrat, stype == "E")
+designs$apiclus1_raked_E <- subset(designs$apiclus1_raked, stype == "E")
 
 chisq <- function(design_name, q, by) {
   design <- designs[[design_name]]
@@ -100,11 +103,14 @@ result <- list(
     lapply(api_designs, chisq, q = "awards", by = "stype"),
     list(chisq("sms", "q_choice", "channel"), chisq("sms", "q_choice", "tiny"),
          chisq("sms", "q_sat", "wave"), chisq("sms_weights", "q_choice", "channel"),
-         chisq("sms_weights", "q_sat", "channel"))
+         chisq("sms_weights", "q_sat", "channel"),
+         chisq("apistrat_E", "sch.wide", "awards"),
+         chisq("apiclus1_raked_E", "sch.wide", "awards"))
   ),
   ttest = c(
     lapply(api_designs, ttest, y = "api00", group = "awards"),
     lapply(api_designs, ttest, y = 'I(sch.wide == "Yes")', group = "awards"),
+    lapply(c("apistrat_E", "apiclus1_raked_E"), ttest, y = "api00", group = "awards"),
     unlist(lapply(c("sms", "sms_weights", "sms_waves"), function(d) c(
       list(ttest(d, "q_sat", "wave"), ttest(d, "nps_score", "wave")),
       lapply(c("Price", "Service", "Speed"), function(level)
