@@ -222,3 +222,16 @@ def test_unweighted_proportions_are_z_tests_as_before(
     z, p = proportions_ztest([yes_b, yes_a], [yes_b + no_b, yes_a + no_a])
     assert row["statistic"] == pytest.approx(z, rel=1e-9)
     assert row["p_value"] == pytest.approx(p, rel=1e-9, abs=1e-15)
+
+
+def test_multi_choice_options_are_their_indicators(tbg_designs: dict[str, Any]) -> None:
+    sms = tbg_designs["sms"].data.copy()
+    extra = np.where(np.arange(len(sms)) % 3 == 0, ";Speed", "")
+    sms["q_multi"] = (sms["q_choice"] + extra).where(sms["q_choice"].notna())
+    speed = sms["q_multi"].str.contains("Speed", na=False)
+    sms["q_speed"] = np.where(sms["q_multi"].isna(), None, np.where(speed, "yes", "no"))
+    design = analysis.Design(sms, weights="w", strata="region", psu="household", fpc="fpc")
+    multi = analysis.compare(design, "q_multi", by="wave").set_index("option").loc["Speed"]
+    single = analysis.compare(design, "q_speed", by="wave").set_index("option").loc["yes"]
+    for column in ("estimate_a", "estimate_b", "se", "statistic", "p_value", "ci_low"):
+        assert multi[column] == pytest.approx(single[column], rel=1e-12)

@@ -203,3 +203,28 @@ def test_unweighted_is_pearson_as_before(rows: list[tuple[str, str]]) -> None:
     assert test["p_value"] == pytest.approx(reference.pvalue, rel=1e-12, abs=1e-15)
     assert table.attrs["letters_test"].startswith("two-proportion z-test")
     _letters_follow_pairs(table)
+
+
+def test_one_column_has_no_test_and_no_letters(tbg_designs: dict[str, Any]) -> None:
+    design = tbg_designs["sms"]
+    one = design.subset((design.data["channel"] == "web").to_numpy())
+    table = analysis.crosstab(one, "q_choice", "channel")
+    assert list(table.columns) == ["web"]
+    assert np.isnan(table.attrs["test"]["p_value"])
+    assert "fewer than two" in table.attrs["test"]["note"]
+    assert (table.attrs["letters"] == "").all().all()
+    assert table.attrs["letters_pairs"].empty
+
+
+def test_an_unchosen_scale_point_is_left_out_of_the_test(tbg_designs: dict[str, Any]) -> None:
+    sms = tbg_designs["sms"].data
+    scale = ["Price", "Service", "Speed", "Other"]
+    labelled = sms.assign(q_choice=pd.Categorical(sms["q_choice"], categories=scale, ordered=True))
+    design = analysis.Design(labelled, weights="w", strata="region", psu="household", fpc="fpc")
+    table = analysis.crosstab(design, "q_choice", "channel")
+    assert table.index.tolist() == scale
+    r = next(c for c in _ORACLE["chisq"] if c["design"] == "sms" and c["by"] == "channel")
+    assert table.attrs["test"]["statistic"] == pytest.approx(r["F"], rel=REL)
+    assert (table.attrs["letters"].loc["Other"] == "").all()
+    other = table.attrs["letters_pairs"].query("option == 'Other'")
+    assert other["p_value"].isna().all()

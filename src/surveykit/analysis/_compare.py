@@ -71,6 +71,8 @@ def compare(
     no test is run that you did not ask for); or ``compare(df_a, df_b, "Q1")`` for two
     frames (waves), named by ``names``.
 
+    A frame alone (no weights) gives the textbook tests:
+
     - ``"proportions"`` (text or categorical answers by default), one row per option:
       difference ``p_b - p_a``, its ``se = sqrt(p_a (1 - p_a) / n_a + p_b (1 - p_b) / n_b)``
       and normal interval; ``statistic`` the two-proportion z-test with the pooled
@@ -159,7 +161,7 @@ def compare(
         kind = estimate or _default_estimate(source, q)
         if design_or_none is not None:
             return _design_compare(design_or_none, q, by, kind, ci, alpha)
-        a, b = _two_groups(source, q, by, None, kind, ci, method)
+        a, b = _two_groups(source, q, by, kind, ci, method)
     frame = _difference(kind, a, b, ci, alpha)
     frame.insert(0, "question", q)
     frame.attrs = {
@@ -205,16 +207,13 @@ def _two_groups(
     df: pd.DataFrame,
     question: str,
     by: By,
-    weights: Weights,
     kind: Estimate,
     ci: float,
     method: ProportionMethod,
 ) -> tuple[pd.DataFrame, pd.DataFrame]:
     columns = inputs.by_columns(df, by)
     present = df.dropna(subset=columns) if df[columns].isna().to_numpy().any() else df
-    if isinstance(weights, pd.Series):
-        weights = weights.reindex(present.index) if len(present) != len(df) else weights
-    table = _estimate(kind, present, question, columns, weights, ci, method)
+    table = _estimate(kind, present, question, columns, None, ci, method)
     levels = table[columns].drop_duplicates()
     if len(levels) != 2:
         found = [_name(row) for row in levels.itertuples(index=False)]

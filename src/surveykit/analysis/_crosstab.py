@@ -94,16 +94,18 @@ def crosstab(
         correction, ``statistic = chi2 / tr(Delta)`` on ``ndf = tr(Delta)^2 /
         tr(Delta^2)`` and ``ddf = ndf * nu`` degrees of freedom, ``Delta`` the design
         effect matrix of the table's interaction contrasts and ``nu`` the design's degrees
-        of freedom (PSUs minus strata); ``"Chisq"``: the first-order correction, the
-        p-value of ``chi2 / mean(diag(Delta))`` on ``dof`` degrees of freedom, R's
-        ``statistic`` (``chi2``) unchanged. ``chi2`` is Pearson's X^2 of the weighted
-        table scaled to the design's rows (R's ``svytable(..., Ntotal=N)``),
-        ``design_effect`` the mean of ``Delta``'s eigenvalues, ``n_eff = n /
-        design_effect``. Respondents with a missing answer or ``by`` value are left out
-        as a domain (R's default ``na.rm=TRUE``: they stay in the design for the
-        variance). Unlike R, which gives NaN, an option nobody in the table chose (a
-        labelled scale point, an answer given only by respondents without a ``by``
-        value) is left out of the test.
+        of freedom (PSUs minus strata of the rows of non-zero weight; of every row of a
+        calibrated design, as R keeps a calibrated subset's other rows); ``"Chisq"``:
+        the first-order correction, the p-value of ``chi2 / mean(diag(Delta))`` on
+        ``dof`` degrees of freedom, R's ``statistic`` (``chi2``) unchanged. ``chi2`` is
+        Pearson's X^2 of the weighted table scaled to the design's rows (R's
+        ``svytable(..., Ntotal=N)``), ``design_effect`` (an extra key) the mean of
+        ``Delta``'s eigenvalues, ``n_eff = n / design_effect``, Cramér's V that of the
+        weighted table, ``design`` (an extra key) the design in words. Respondents with a
+        missing answer or ``by`` value are left out as a domain (R's default
+        ``na.rm=TRUE``: they stay in the design for the variance). Unlike R, which
+        gives NaN, an option nobody in the table chose (a labelled scale point, an answer
+        given only by respondents without a ``by`` value) is left out of the test.
     - ``"letters"``: a DataFrame shaped like the table. For each row and pair of columns
       (i, j) a test of the two column proportions, its two-sided p-value times the number
       of column pairs (Bonferroni, capped at 1); where that is below ``alpha``, the cell of
@@ -205,8 +207,7 @@ def crosstab(
         shown.attrs["test"] = _design_chi_square(
             design, ans, rows, column_ids, table_w, statistic
         ) | {"n": n, "weighted": True, "design": design.describe()}
-        test_result = shown.attrs["test"]
-        test_result["n_eff"] = n / test_result.pop("design_effect", np.nan)
+        shown.attrs["test"]["n_eff"] = n / shown.attrs["test"].get("design_effect", np.nan)
         letters, pairs = _design_letters(design, ans, rows, column_ids, len(columns), keys, alpha)
         shown.attrs["letters_test"] = T_LETTERS
     shown.attrs["letters"] = pd.DataFrame(letters, index=index, columns=columns)
