@@ -103,9 +103,10 @@ def crosstab(
         ``Delta``'s eigenvalues, ``n_eff = n / design_effect``, Cramér's V that of the
         weighted table, ``design`` (an extra key) the design in words. Respondents with a
         missing answer or ``by`` value are left out as a domain (R's default
-        ``na.rm=TRUE``: they stay in the design for the variance). Unlike R, which
-        gives NaN, an option nobody in the table chose (a labelled scale point, an answer
-        given only by respondents without a ``by`` value) is left out of the test.
+        ``na.rm=TRUE``: they stay in the design for the variance). An option nobody in
+        the table chose is left out of the test: R gives NaN for an unused factor level
+        (a labelled scale point), and keeps an answer given only by respondents without a
+        ``by`` value in ``Delta``, which changes its F and degrees of freedom.
     - ``"letters"``: a DataFrame shaped like the table. For each row and pair of columns
       (i, j) a test of the two column proportions, its two-sided p-value times the number
       of column pairs (Bonferroni, capped at 1); where that is below ``alpha``, the cell of
