@@ -81,19 +81,33 @@ def test_means_is_welchs_t_test(waves: pd.DataFrame) -> None:
     assert out.attrs["method"] == "means"
 
 
-def test_weighted_means_combine_the_linearisation_ses(waves: pd.DataFrame) -> None:
+def domain_se(y: np.ndarray, w: np.ndarray, groups: np.ndarray) -> float:
+    """se of the difference of two domain means of Design(df, weights=w) (R's svyttest)."""
+    n = len(y)
+    squares = 0.0
+    for g in np.unique(groups):
+        yg, wg = y[groups == g], w[groups == g]
+        mean = np.sum(wg * yg) / np.sum(wg)
+        squares += np.sum((wg * (yg - mean)) ** 2) / np.sum(wg) ** 2
+    return float(np.sqrt(n / (n - 1) * squares))
+
+
+def test_weighted_means_are_a_design_based_t_test(waves: pd.DataFrame) -> None:
+    # weights= is Design(df, weights=): the groups are domains of one sample, n / (n - 1)
+    # of the whole sample, t on n - 2 degrees of freedom (R's svyttest; checked against R
+    # in tests/analysis/test_between_groups_compare.py).
     row = analysis.compare(waves, "Q1", by="wave", weights="w").iloc[0]
     parts = [waves[waves["wave"] == w] for w in ("2025", "2026")]
-    ses = [linearised_se(p["Q1"].to_numpy(float), p["w"].to_numpy()) for p in parts]
     means = [np.average(p["Q1"], weights=p["w"]) for p in parts]
-    se = np.hypot(*ses)
-    dof = se**4 / sum(s**4 / (len(p) - 1) for s, p in zip(ses, parts, strict=True))
+    se = domain_se(waves["Q1"].to_numpy(float), waves["w"].to_numpy(), waves["wave"].to_numpy())
+    dof = len(waves) - 2
     t = (means[1] - means[0]) / se
     assert row["se"] == pytest.approx(se, rel=1e-10)
     assert row["statistic"] == pytest.approx(t, rel=1e-10)
     assert row["p_value"] == pytest.approx(2 * stats.t.sf(abs(t), dof), rel=1e-8)
     half = stats.t.ppf(0.975, dof) * se
     assert row["ci_high"] == pytest.approx(means[1] - means[0] + half)
+    assert row["test"] == "design-based t-test (R svyttest)"
 
 
 def test_proportions_are_two_proportion_z_tests(waves: pd.DataFrame) -> None:
@@ -115,18 +129,16 @@ def test_proportions_are_two_proportion_z_tests(waves: pd.DataFrame) -> None:
         assert row.test == "two-proportion z-test"
 
 
-def test_weighted_proportions_test_on_effective_sizes(waves: pd.DataFrame) -> None:
+def test_weighted_proportions_are_design_based_t_tests(waves: pd.DataFrame) -> None:
     out = analysis.compare(waves, "Q2", by="wave", weights="w")
     parts = [waves[waves["wave"] == w] for w in ("2025", "2026")]
     for row in out.itertuples():
-        shares, sizes = [], []
-        for part in parts:
-            w = part["w"].to_numpy()
-            shares.append(w[(part["Q2"] == row.option).to_numpy()].sum() / w.sum())
-            sizes.append(w.sum() ** 2 / (w**2).sum())
-        z, p = proportions_ztest([shares[1] * sizes[1], shares[0] * sizes[0]], [sizes[1], sizes[0]])
-        assert row.statistic == pytest.approx(z, rel=1e-10)
-        assert row.p_value == pytest.approx(p, rel=1e-8)
+        shares = [np.average(p["Q2"] == row.option, weights=p["w"]) for p in parts]
+        y = (waves["Q2"] == row.option).to_numpy(float)
+        se = domain_se(y, waves["w"].to_numpy(), waves["wave"].to_numpy())
+        t = (shares[1] - shares[0]) / se
+        assert row.statistic == pytest.approx(t, rel=1e-10)
+        assert row.p_value == pytest.approx(2 * stats.t.sf(abs(t), len(waves) - 2), rel=1e-8)
 
 
 def test_nps_se_is_the_root_sum_of_squares(waves: pd.DataFrame) -> None:
@@ -188,8 +200,12 @@ def test_a_group_too_small_gets_a_note_not_a_warning() -> None:
 
 def test_two_frames_take_a_pair_of_weight_series(waves: pd.DataFrame) -> None:
     first, second = waves[waves["wave"] == "2025"], waves[waves["wave"] == "2026"]
-    pair = analysis.compare(first, second, "Q1", weights=(first["w"], second["w"]))
-    column = analysis.compare(waves, "Q1", by="wave", weights="w")
+    pair = analysis.compare(
+        first, second, "Q1", weights=(first["w"], second["w"]), names=("2025", "2026")
+    )
+    # two weighted frames are two independent samples: one design, the wave a stratum
+    stacked = analysis.Design(waves, weights="w", strata="wave")
+    column = analysis.compare(stacked, "Q1", by="wave")
     for name in ("difference", "se", "statistic", "p_value", "ci_low", "ci_high"):
         assert pair[name].iloc[0] == pytest.approx(column[name].iloc[0], rel=1e-12)
     with pytest.raises(AnalysisInputError, match="needs by="):

@@ -1,4 +1,9 @@
-"""Crosstabs with Pearson's chi-square, Cramér's V and column-proportion letters."""
+"""Crosstabs with a test of independence, Cramér's V and column-proportion letters.
+
+On a :class:`~surveykit.Design` (or ``weights=``) the test is R's ``svychisq`` (Rao-Scott)
+and the letters are design-based t tests of the column proportions (R's ``svyttest``); a
+frame alone keeps Pearson's test and two-proportion z-tests.
+"""
 
 from __future__ import annotations
 
@@ -8,9 +13,32 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from surveykit.analysis import _between_groups as between
+from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._inputs import By, FloatArray, Weights
+from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._inputs import By, FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p
+from surveykit.errors import AnalysisInputError
+
+PEARSON = "Pearson chi-square (scipy chi2_contingency, no continuity correction)"
+Z_LETTERS = "two-proportion z-test (pooled), Bonferroni over column pairs"
+T_LETTERS = (
+    "design-based t-test of the column proportions (R svyttest), Bonferroni over column pairs"
+)
+PAIR_COLUMNS = [
+    "option",
+    "column_a",
+    "column_b",
+    "estimate_a",
+    "estimate_b",
+    "difference",
+    "se",
+    "statistic",
+    "df",
+    "p_value",
+    "p_adjusted",
+]
 
 __all__ = ["column_letters", "crosstab"]
 
@@ -27,7 +55,7 @@ def column_letters(count: int) -> list[str]:
 
 
 def crosstab(
-    df: pd.DataFrame,
+    data: pd.DataFrame | Design,
     question: str,
     by: By,
     *,
@@ -36,6 +64,7 @@ def crosstab(
     normalize: bool = True,
     alpha: float = 0.05,
     kind: str | None = None,
+    statistic: between.ChisqStatistic = "F",
 ) -> pd.DataFrame:
     """Answers to ``question`` (rows) by the groups of ``by`` (columns), with tests.
 
@@ -50,41 +79,78 @@ def crosstab(
     ``attrs`` hold, besides ``question``, ``question_text``, ``weights`` and ``alpha``:
 
     - ``"counts"``: the (weighted) counts as a DataFrame shaped like the table.
-    - ``"test"`` (``test=True``): Pearson's chi-square test of independence without
-      continuity correction (``scipy.stats.chi2_contingency(correction=False)`` over the
-      rows and columns that hold answers): ``{"chi2", "dof", "p_value", "cramers_v", "n",
-      "n_eff", "weighted", "note"}``, Cramér's ``V = sqrt(chi2 / (N * (min(r, c) - 1)))``.
-      Not computed (NaN, with a ``note``) for multi-choice questions, whose options are not
-      exclusive, or a table with fewer than two rows or columns.
+    - ``"test"`` (``test=True``): the test of independence over the rows and columns that
+      hold answers, ``{"test", "statistic", "ndf", "ddf", "p_value", "chi2", "dof",
+      "cramers_v", "n", "n_eff", "weighted", "note"}`` (``test`` names it). Not computed
+      (NaN, with a ``note``) for multi-choice questions, whose options are not exclusive,
+      or a table with fewer than two rows or columns.
+
+      * A frame alone: Pearson's chi-square without continuity correction
+        (``scipy.stats.chi2_contingency(correction=False)``), ``statistic = chi2`` on
+        ``ndf = dof`` degrees of freedom; Cramér's ``V = sqrt(chi2 / (N (min(r, c) -
+        1)))``.
+      * A design (or ``weights=``): R's ``svychisq(~question + by, design,
+        statistic=statistic)``. ``"F"`` (the default, R's): the Rao-Scott second-order
+        correction, ``statistic = chi2 / tr(Delta)`` on ``ndf = tr(Delta)^2 /
+        tr(Delta^2)`` and ``ddf = ndf * nu`` degrees of freedom, ``Delta`` the design
+        effect matrix of the table's interaction contrasts and ``nu`` the design's degrees
+        of freedom (PSUs minus strata of the rows of non-zero weight; of every row of a
+        calibrated design, as R keeps a calibrated subset's other rows); ``"Chisq"``:
+        the first-order correction, the p-value of ``chi2 / mean(diag(Delta))`` on
+        ``dof`` degrees of freedom, R's ``statistic`` (``chi2``) unchanged. ``chi2`` is
+        Pearson's X^2 of the weighted table scaled to the design's rows (R's
+        ``svytable(..., Ntotal=N)``), ``design_effect`` (an extra key) the mean of
+        ``Delta``'s eigenvalues, ``n_eff = n / design_effect``, Cramér's V that of the
+        weighted table, ``design`` (an extra key) the design in words. Respondents with a
+        missing answer or ``by`` value are left out as a domain (R's default
+        ``na.rm=TRUE``: they stay in the design for the variance). An option nobody in
+        the table chose is left out of the test: R gives NaN for an unused factor level
+        (a labelled scale point), and keeps an answer given only by respondents without a
+        ``by`` value in ``Delta``, which changes its F and degrees of freedom.
     - ``"letters"``: a DataFrame shaped like the table. For each row and pair of columns
-      (i, j), the two-proportion z-test with the pooled proportion,
-      ``z = (p_i - p_j) / sqrt(p (1 - p) (1/N_i + 1/N_j))``, its two-sided p-value times
-      the number of column pairs (Bonferroni, capped at 1); where that is below ``alpha``,
-      the cell of the larger proportion shows the letter of the other column, as SPSS
-      Custom Tables does (``"B"``, ``"BC"``, ``""``). A pair with ``p`` 0 or 1 is not
-      tested.
+      (i, j) a test of the two column proportions, its two-sided p-value times the number
+      of column pairs (Bonferroni, capped at 1); where that is below ``alpha``, the cell of
+      the larger proportion shows the letter of the other column, as SPSS Custom Tables
+      does (``"B"``, ``"BC"``, ``""``). A pair whose difference has no variance is not
+      tested. ``"letters_test"`` names the test:
+
+      * a frame alone: the two-proportion z-test with the pooled proportion,
+        ``z = (p_i - p_j) / sqrt(p (1 - p) (1/N_i + 1/N_j))``;
+      * a design: the difference of the two domain proportions with the se from their
+        covariance, a t test on ``degf - 1`` degrees of freedom, ``degf`` the PSUs minus
+        strata of the two columns' respondents who answered: R's
+        ``svyttest(I(question == option) ~ by, subset(design, by %in% c(i, j)))``.
+    - ``"letters_pairs"``: the pairwise tests as a tidy frame, ``["option", "column_a",
+      "column_b", "estimate_a", "estimate_b", "difference" (b - a), "se", "statistic",
+      "df", "p_value", "p_adjusted"]``.
     - ``"column_letters"``: ``{column label: letter}``.
 
-    Weighted, every statistic above uses the weighted counts rescaled to sum to Kish's
-    effective size ``n_eff = (sum w)^2 / sum w^2`` of the table's respondents (each count
-    times ``n_eff / sum w``), so tests see the information the weighted sample holds, not
-    the sum of the weights; the percentages are the weighted ones.
+    The percentages are the weighted ones on a design; a multi-choice question's letters
+    test each option's indicator among the column's respondents who answered.
 
     Args:
-        df: results (raw answers or a labelled frame).
+        data: results (raw answers or a labelled frame), or a :class:`~surveykit.Design`.
         question: the question's column.
         by: one column or several.
         test: compute the chi-square test and the letters.
-        weights: a column name or a Series aligned with ``df``.
+        weights: a column name or a Series aligned with ``df`` (makes it design-based,
+            ``Design(df, weights=...)``).
         normalize: percentages (True) or counts (False).
         alpha: the significance level of the letters.
         kind: ``"multi"`` to split answers into options; another kind to keep them whole;
             None to decide from the answers.
+        statistic: on a design, R's ``svychisq`` ``statistic``: ``"F"`` or ``"Chisq"``.
 
     Returns:
         The wide table described above.
     """
-    w, weights_name = inputs.weights_array(df, weights)
+    if statistic not in between.STATISTICS:
+        raise AnalysisInputError(
+            f"statistic must be one of {list(between.STATISTICS)} (R's svychisq), not {statistic!r}"
+        )
+    df, design = design_of(data, weights)
+    w = None if design is None else design.weights_array
+    weights_name = None if design is None else design.weights_name
     grouped = inputs.groups(df, by, dropna=True)
     multi = None if kind is None else kind == "multi"
     ans = inputs.answers(df, question, multi=multi)
@@ -121,28 +187,121 @@ def crosstab(
         "column_letters": dict(zip(columns, keys, strict=True)),
         "test": None,
         "letters": None,
+        "letters_test": None,
+        "letters_pairs": None,
     }
-    if test:
-        total_w = float(base_w.sum())
-        keep = (grouped.ids >= 0) & (ans.codes >= 0)
+    if not test:
+        return shown
+    keep = (grouped.ids >= 0) & (ans.codes >= 0)
+    if design is None:
         n = int(keep.sum())
-        n_eff = float(n) if w is None else _kish(w[keep])
-        scale = n_eff / total_w if total_w > 0 else 0.0
-        observed, bases = table_w * scale, base_w * scale
-        shown.attrs["test"] = _chi_square(observed, multi=ans.chosen is not None) | {
+        shown.attrs["test"] = _chi_square(table_w, multi=ans.chosen is not None) | {
             "n": n,
-            "n_eff": n_eff,
-            "weighted": w is not None,
+            "n_eff": float(n),
+            "weighted": False,
         }
-        shown.attrs["letters"] = pd.DataFrame(
-            _letters(observed, bases, keys, alpha), index=index, columns=columns
-        )
+        letters, pairs = _letters(table_w, base_w, keys, alpha)
+        shown.attrs["letters_test"] = Z_LETTERS
+    else:
+        column_ids = _positions(grouped.ids, answered)
+        n = int((keep & (w != 0)).sum()) if w is not None else int(keep.sum())
+        shown.attrs["test"] = _design_chi_square(
+            design, ans, rows, column_ids, table_w, statistic
+        ) | {"n": n, "weighted": True, "design": design.describe()}
+        shown.attrs["test"]["n_eff"] = n / shown.attrs["test"].get("design_effect", np.nan)
+        letters, pairs = _design_letters(design, ans, rows, column_ids, len(columns), keys, alpha)
+        shown.attrs["letters_test"] = T_LETTERS
+    shown.attrs["letters"] = pd.DataFrame(letters, index=index, columns=columns)
+    shown.attrs["letters_pairs"] = _pairs_frame(pairs, index, columns)
     return shown
 
 
-def _kish(w: FloatArray) -> float:
-    squares = float((w * w).sum())
-    return float(w.sum()) ** 2 / squares if squares > 0 else 0.0
+def _positions(ids: IntArray, kept: Any) -> IntArray:
+    """Each row's position among the kept groups (-1 when its group is not kept)."""
+    kept = np.asarray(kept, dtype=bool)
+    lookup = np.cumsum(kept, dtype=np.int64) - 1
+    safe = np.maximum(ids, 0)
+    return np.where((ids >= 0) & kept[safe], lookup[safe], -1).astype(np.int64)
+
+
+def _design_chi_square(
+    design: Design,
+    ans: inputs.Answers,
+    rows: Any,
+    column_ids: IntArray,
+    table: FloatArray,
+    statistic: between.ChisqStatistic,
+) -> dict[str, Any]:
+    name = between.RAO_SCOTT_F if statistic == "F" else between.RAO_SCOTT_CHISQ
+    nan: dict[str, Any] = {
+        "test": name,
+        "statistic": np.nan,
+        "ndf": np.nan,
+        "ddf": np.nan,
+        "chi2": np.nan,
+        "dof": np.nan,
+        "p_value": np.nan,
+        "cramers_v": np.nan,
+    }
+    if ans.chosen is not None:
+        return nan | {"note": "multi-choice options are not exclusive: no chi-square test"}
+    tested_rows = table.sum(axis=1) > 0
+    if tested_rows.sum() < 2 or table.shape[1] < 2:
+        return nan | {"note": "fewer than two answers or groups with answers: no test"}
+    shown_rows = np.flatnonzero(rows)  # answer code of each table row
+    in_test = np.zeros(len(ans.labels), dtype=bool)
+    in_test[shown_rows[tested_rows]] = True
+    row_ids = _positions(ans.codes, in_test)
+    return between.rao_scott(
+        design, row_ids, int(in_test.sum()), column_ids, table.shape[1], statistic
+    )
+
+
+def _design_letters(
+    design: Design,
+    ans: inputs.Answers,
+    rows: Any,
+    column_ids: IntArray,
+    n_columns: int,
+    keys: list[str],
+    alpha: float,
+) -> tuple[Any, dict[str, Any]]:
+    """Letters from design-based t tests of each pair of column proportions."""
+    figures = _domains.proportions(
+        design, ans.codes, len(ans.labels), column_ids, n_columns, ans.chosen
+    )
+    n_options = figures.estimate.shape[1]
+    shown = np.flatnonzero(rows)
+    pairs = list(combinations(range(n_columns), 2))
+    if not pairs or not len(shown):
+        return _letters_from(
+            np.zeros((len(shown), 0)), np.zeros((len(shown), 0)), pairs, keys, alpha, n_columns
+        ), _no_pairs()
+    i, j = (np.array(side) for side in zip(*pairs, strict=True))
+    dof_table = between.pair_degrees_of_freedom(design, column_ids, n_columns, ans.codes >= 0)
+    a = (i[None, :] * n_options + shown[:, None]).ravel()
+    b = (j[None, :] * n_options + shown[:, None]).ravel()
+    dof = np.broadcast_to(dof_table[i, j][None, :], (len(shown), len(pairs))).ravel()
+    result = between.contrasts(np.nan_to_num(figures.estimate.ravel()), figures.vcov, a, b, dof)
+    shape = (len(shown), len(pairs))
+    p_adjusted = np.minimum(result.p_value * len(pairs), 1.0).reshape(shape)
+    # positive when column i's proportion is the larger, like the z-test's sign
+    larger_i = -result.statistic.reshape(shape)
+    letters = _letters_from(larger_i, p_adjusted, pairs, keys, alpha, n_columns)
+    parts = {
+        "i": np.tile(i, len(shown)),
+        "j": np.tile(j, len(shown)),
+        "row": np.repeat(np.arange(len(shown)), len(pairs)),
+        "estimate_a": result.estimate_a,
+        "estimate_b": result.estimate_b,
+        "difference": result.difference,
+        "se": result.se,
+        "statistic": result.statistic,
+        "df": result.dof,
+        "p_value": result.p_value,
+        "p_adjusted": p_adjusted.ravel(),
+    }
+    return letters, parts
 
 
 def _columns(grouped: inputs.Groups, answered: Any) -> pd.Index:
@@ -154,7 +313,16 @@ def _columns(grouped: inputs.Groups, answered: Any) -> pd.Index:
 
 
 def _chi_square(observed: FloatArray, *, multi: bool) -> dict[str, Any]:
-    nan: dict[str, Any] = {"chi2": np.nan, "dof": np.nan, "p_value": np.nan, "cramers_v": np.nan}
+    nan: dict[str, Any] = {
+        "test": PEARSON,
+        "statistic": np.nan,
+        "ndf": np.nan,
+        "ddf": np.nan,
+        "chi2": np.nan,
+        "dof": np.nan,
+        "p_value": np.nan,
+        "cramers_v": np.nan,
+    }
     if multi:
         return nan | {"note": "multi-choice options are not exclusive: no chi-square test"}
     table = observed[observed.sum(axis=1) > 0][:, observed.sum(axis=0) > 0]
@@ -166,6 +334,10 @@ def _chi_square(observed: FloatArray, *, multi: bool) -> dict[str, Any]:
     chi2 = float(result.statistic)
     v = float(np.sqrt(chi2 / (table.sum() * (min(table.shape) - 1))))
     return {
+        "test": PEARSON,
+        "statistic": chi2,
+        "ndf": int(result.dof),
+        "ddf": np.nan,
         "chi2": chi2,
         "dof": int(result.dof),
         "p_value": float(result.pvalue),
@@ -174,23 +346,85 @@ def _chi_square(observed: FloatArray, *, multi: bool) -> dict[str, Any]:
     }
 
 
-def _letters(observed: FloatArray, bases: FloatArray, keys: list[str], alpha: float) -> Any:
-    """Per cell the letters of the columns whose proportion is significantly smaller."""
+def _no_pairs() -> dict[str, Any]:
+    empty = np.zeros(0)
+    names = ["estimate_a", "estimate_b", "difference", "se", "statistic", "df", "p_value"]
+    return {
+        "i": empty.astype(np.int64),
+        "j": empty.astype(np.int64),
+        "row": empty.astype(np.int64),
+        "p_adjusted": empty,
+    } | {k: empty for k in names}
+
+
+def _letters(
+    observed: FloatArray, bases: FloatArray, keys: list[str], alpha: float
+) -> tuple[Any, dict[str, Any]]:
+    """Letters from pooled two-proportion z-tests (unweighted counts)."""
     rows, cols = observed.shape
-    smaller_of: list[list[list[int]]] = [[[] for _ in range(cols)] for _ in range(rows)]
     pairs = list(combinations(range(cols), 2))
-    if pairs and rows:
-        i, j = (np.array(side) for side in zip(*pairs, strict=True))
-        with np.errstate(invalid="ignore", divide="ignore"):
-            p = observed / bases
-            pooled = (observed[:, i] + observed[:, j]) / (bases[i] + bases[j])
-            se = np.sqrt(pooled * (1 - pooled) * (1 / bases[i] + 1 / bases[j]))
-            z = np.where(se > 0, (p[:, i] - p[:, j]) / np.where(se > 0, se, 1.0), np.nan)
-        adjusted = np.minimum(two_sided_normal_p(z) * len(pairs), 1.0)
-        for r, k in zip(*np.nonzero(adjusted < alpha), strict=True):  # NaN is never < alpha
-            larger, smaller = (i[k], j[k]) if z[r, k] > 0 else (j[k], i[k])
-            smaller_of[r][larger].append(int(smaller))
+    if not pairs or not rows:
+        return _letters_from(
+            np.zeros((rows, 0)), np.zeros((rows, 0)), pairs, keys, alpha, cols
+        ), _no_pairs()
+    i, j = (np.array(side) for side in zip(*pairs, strict=True))
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = observed / bases
+        pooled = (observed[:, i] + observed[:, j]) / (bases[i] + bases[j])
+        se = np.sqrt(pooled * (1 - pooled) * (1 / bases[i] + 1 / bases[j]))
+        z = np.where(se > 0, (p[:, i] - p[:, j]) / np.where(se > 0, se, 1.0), np.nan)
+    p_value = two_sided_normal_p(z)
+    adjusted = np.minimum(p_value * len(pairs), 1.0)
+    letters = _letters_from(z, adjusted, pairs, keys, alpha, cols)
+    parts = {
+        "i": np.tile(i, rows),
+        "j": np.tile(j, rows),
+        "row": np.repeat(np.arange(rows), len(pairs)),
+        "estimate_a": p[:, i].ravel(),
+        "estimate_b": p[:, j].ravel(),
+        "difference": (p[:, j] - p[:, i]).ravel(),
+        "se": se.ravel(),
+        "statistic": -z.ravel(),
+        "df": np.full(z.size, np.nan),
+        "p_value": p_value.ravel(),
+        "p_adjusted": adjusted.ravel(),
+    }
+    return letters, parts
+
+
+def _letters_from(
+    larger_i: FloatArray,
+    adjusted: FloatArray,
+    pairs: list[tuple[int, int]],
+    keys: list[str],
+    alpha: float,
+    cols: int,
+) -> Any:
+    """Per cell the letters of the columns whose proportion is significantly smaller.
+
+    ``larger_i`` (rows x pairs) is positive where column ``i`` of the pair ``(i, j)`` has
+    the larger proportion; ``adjusted`` the Bonferroni p-values (NaN: not tested).
+    """
+    rows = larger_i.shape[0]
+    smaller_of: list[list[list[int]]] = [[[] for _ in range(cols)] for _ in range(rows)]
+    for r, k in zip(*np.nonzero(adjusted < alpha), strict=True):  # NaN is never < alpha
+        i, j = pairs[k]
+        larger, smaller = (i, j) if larger_i[r, k] > 0 else (j, i)
+        smaller_of[r][larger].append(int(smaller))
     letters = np.empty((rows, cols), dtype=object)
     for r, c in np.ndindex(rows, cols):  # letters in column order, like SPSS
         letters[r, c] = "".join(keys[k] for k in sorted(smaller_of[r][c]))
     return letters
+
+
+def _pairs_frame(parts: dict[str, Any], index: pd.Index, columns: pd.Index) -> pd.DataFrame:
+    labels = columns.to_flat_index()
+    frame = pd.DataFrame(
+        {
+            "option": list(index.take(parts["row"])),
+            "column_a": list(labels.take(parts["i"])),
+            "column_b": list(labels.take(parts["j"])),
+            **{k: parts[k] for k in PAIR_COLUMNS[3:]},
+        }
+    )
+    return frame[PAIR_COLUMNS]

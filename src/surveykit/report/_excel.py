@@ -248,13 +248,25 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
             sheet.cell(r, 3 + 2 * g, mark or None)
     row = top + len(frame) + 2
     test = attrs.get("test") or {}
-    lines = [
-        ("Pearson chi-square", test.get("chi2"), "0.000"),
-        ("df", test.get("dof"), COUNT),
-        ("p-value", test.get("p_value"), P_VALUE),
-        ("Cramér's V", test.get("cramers_v"), "0.000"),
-        ("n", test.get("n"), COUNT),
-    ]
+    name = str(test.get("test") or "")
+    if name and not name.startswith("Pearson"):  # a design's test (Rao-Scott): R's figures
+        ddf = test.get("ddf")
+        lines = [
+            (name, test.get("statistic"), "0.000"),
+            ("numerator df", test.get("ndf"), "0.00"),
+            ("denominator df", None if ddf is None or ddf != ddf else ddf, "0.00"),
+            ("p-value", test.get("p_value"), P_VALUE),
+            ("Cramér's V", test.get("cramers_v"), "0.000"),
+            ("n", test.get("n"), COUNT),
+        ]
+    else:
+        lines = [
+            ("Pearson chi-square", test.get("chi2"), "0.000"),
+            ("df", test.get("dof"), COUNT),
+            ("p-value", test.get("p_value"), P_VALUE),
+            ("Cramér's V", test.get("cramers_v"), "0.000"),
+            ("n", test.get("n"), COUNT),
+        ]
     if test.get("weighted"):
         lines.append(("n_eff", test.get("n_eff"), WEIGHTED))
     for label, value, number_format in lines:
@@ -266,10 +278,11 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
         row += 1
     if column_letters:
         alpha = attrs.get("alpha", 0.05)
+        how = attrs.get("letters_test") or "column-proportion z-tests, Bonferroni-adjusted"
         sheet.cell(
             row + 1,
             1,
             "Letters: the column's proportion differs significantly from the column of that "
-            f"letter (column-proportion z-tests, Bonferroni-adjusted, alpha = {alpha:g}).",
+            f"letter ({how}, alpha = {alpha:g}).",
         )
     sheet.column_dimensions["A"].width = 24
