@@ -26,8 +26,9 @@ Times are CPU seconds of this process (``time.process_time``; the machine is sha
 median of ``--rounds`` alternating rounds; ratio = surveykit / numpy (lower is better).
 Memory: the peak of tracemalloc-tracked allocations during one call, relative to the frame
 (``df.memory_usage(deep=True)``). ``--peers`` runs R's ``survey`` on the same data (through
-``Rscript``, timed inside R with ``system.time``) and prints its seconds and ratio to the
-numpy baseline of this run.
+``Rscript``, timed inside R with ``system.time``) and Python's ``svy`` (a python with svy
+installed, named by ``$SVY_PYTHON``, e.g. a separate venv: ``pip install svy``; warm
+calls), and prints their seconds and ratios to the numpy baseline of this run.
 """
 
 from __future__ import annotations
@@ -338,13 +339,52 @@ def run_r(df: pd.DataFrame) -> dict[str, float]:
     return seconds
 
 
+SVY_SCRIPT = r"""
+import sys, time
+import polars as pl, svy
+df = pl.read_parquet(sys.argv[1])
+smp = svy.Sample(df, svy.Design(stratum="stratum", psu="psu", wgt="w"))
+def t(label, call):
+    call()  # warm (svy compiles and caches on first use)
+    start = time.process_time(); call(); print(label, time.process_time() - start)
+t("mean", lambda: smp.estimation.mean("y", drop_nulls=True))
+t("proportions", lambda: smp.estimation.prop("q", drop_nulls=True))
+t("domains", lambda: smp.estimation.mean("y", by="dom", drop_nulls=True))
+n = float(df["w"].sum())
+controls = {c: {i: n / k for i in range(k)} for c, k in (("a", 4), ("b", 5), ("c", 6))}
+t("rake", lambda: smp.weighting.rake(controls=controls, tol=1e-9, max_iter=1000)
+  .estimation.mean("y", drop_nulls=True))
+"""
+
+
+def run_svy(df: pd.DataFrame) -> dict[str, float]:
+    """Seconds Python's svy takes for each section (warm), from the venv in $SVY_PYTHON."""
+    python = os.environ.get("SVY_PYTHON")
+    if not python:
+        print("peers: set SVY_PYTHON to a python with svy installed (pip install svy)")
+        return {}
+    with tempfile.TemporaryDirectory() as folder:
+        path = os.path.join(folder, "bench.parquet")
+        df.assign(q=df["q"].astype(str).where(df["q"].notna())).to_parquet(path)
+        done = subprocess.run(
+            [python, "-c", SVY_SCRIPT, path],
+            capture_output=True,
+            text=True,
+            timeout=3600,
+            check=False,
+        )
+    if done.returncode:
+        print("svy failed:", done.stderr[-500:])
+    return {line.split()[0]: float(line.split()[1]) for line in done.stdout.splitlines()}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--sections", default="")
     parser.add_argument("--edge", action="store_true", help="the frame that breaks easy paths")
-    parser.add_argument("--peers", action="store_true", help="R's survey on the same data")
+    parser.add_argument("--peers", action="store_true", help="R's survey and svy on the same data")
     args = parser.parse_args()
     df = make_frame(args.rows, edge=args.edge)
     frame_bytes = int(df.memory_usage(deep=True).sum())
@@ -354,9 +394,11 @@ def main() -> None:
     chosen = sections(df, args.edge)
     wanted = [s for s in args.sections.split(",") if s] or list(chosen)
     peers = run_r(df) if args.peers else {}
+    svy = run_svy(df) if args.peers else {}
     print(
         f"{'section':<12} {'surveykit s':>11} {'numpy s':>9} {'ratio':>6} {'peak/frame':>10}"
         + (f" {'R s':>8} {'R ratio':>8}" if peers else "")
+        + (f" {'svy s':>8} {'svy ratio':>9}" if svy else "")
     )
     for name in wanted:
         ours, floor = chosen[name]
@@ -370,8 +412,12 @@ def main() -> None:
         line = (
             f"{name:<12} {ours_s:>11.3f} {floor_s:>9.3f} {ours_s / floor_s:>6.2f} {memory:>10.2f}"
         )
-        if name in peers:
-            line += f" {peers[name]:>8.2f} {peers[name] / floor_s:>8.1f}"
+        if peers:
+            r = peers.get(name, float("nan"))
+            line += f" {r:>8.2f} {r / floor_s:>8.1f}"
+        if svy:
+            v = svy.get(name, float("nan"))
+            line += f" {v:>8.3f} {v / floor_s:>9.1f}"
         print(line)
 
 
