@@ -137,7 +137,6 @@ def build_report(
         tables["Weights"] = summary.reset_index()
         tables["Design"] = design_table(design, ci)
     data: pd.DataFrame | Design = labelled if design is None else design
-    weight_arg = WEIGHT_COLUMN if used is not None else None
     for key in keys:
         kind = codebook[key].kind
         for grouping in [None, *([groups] if groups else [])]:
@@ -154,9 +153,7 @@ def build_report(
                     tables[name].attrs["by"] = list(grouping or [])
         if kind in _CROSSTAB_KINDS:
             for column in groups:
-                tables[f"{key} x {column}"] = analysis.crosstab(
-                    labelled, key, column, weights=weight_arg
-                )
+                tables[f"{key} x {column}"] = analysis.crosstab(data, key, column)
     return Report(labelled=labelled, codebook=codebook, tables=tables, weights=used, design=design)
 
 
@@ -168,8 +165,13 @@ def design_table(design: Design, ci: float) -> pd.DataFrame:
         ("degrees of freedom", str(design.degrees_of_freedom)),
         ("calibration", "; ".join(design.calibration) or "none"),
         ("confidence level", f"{ci:.0%}"),
-        ("intervals", "proportions: logit (R svyciprop); means and NPS: t on the design's "
-         "degrees of freedom"),
+        (
+            "intervals",
+            "proportions: logit (R svyciprop); means and NPS: t on the design's degrees of "
+            "freedom",
+        ),
+        ("tests", "crosstabs: Rao-Scott F (R svychisq); letters: design-based t tests of "
+         "column pairs (R svyttest), Bonferroni"),
         ("reference", "R's survey package (svydesign, svymean, svyby, rake)"),
     ]
     frame = pd.DataFrame(rows, columns=["item", "value"])
