@@ -8,9 +8,10 @@ Estimates come with their uncertainty: :func:`proportions`, :func:`means`, :func
 :func:`totals` and :func:`ratio` return tidy frames with ``n``, ``n_eff``, ``estimate``,
 ``se``, ``ci_low``, ``ci_high`` and ``deff`` per group (``by=``). Given a :class:`Design`
 (strata, PSUs, fpc, calibration) or ``weights=``, every figure is design-based and agrees
-with R's ``survey`` package; a frame alone gives textbook figures; :func:`crosstab` adds Pearson's
-chi-square, Cramér's V and column-proportion letters in its ``attrs``; :func:`compare`
-tests two groups or waves. Formulas: ``docs/analysis.md``.
+with R's ``survey`` package; a frame alone gives textbook figures. :func:`crosstab` adds
+its test (Rao-Scott on a design, Pearson's chi-square otherwise) and column letters in
+its ``attrs``; :func:`compare` tests two groups or waves; :func:`quantiles` and
+:func:`regress` are R's ``svyquantile`` and ``svyglm``. Formulas: ``docs/analysis.md``.
 
 Example:
     >>> df = client.surveys.results("CSAT-2026")                 # doctest: +SKIP
