@@ -157,6 +157,7 @@ def compare(
         if isinstance(weights, tuple):
             raise AnalysisInputError("weights: a pair of Series goes with two frames")
         q = question
+        inputs.not_crossed_with_itself(q, by)
         source, design_or_none = design_of(df, weights)
         kind = estimate or _default_estimate(source, q)
         if design_or_none is not None:

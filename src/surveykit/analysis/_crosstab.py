@@ -44,14 +44,20 @@ __all__ = ["column_letters", "crosstab"]
 
 
 def column_letters(count: int) -> list[str]:
-    """SPSS-style column keys: A..Z, then AA, AB, ..."""
-    letters = [chr(ord("A") + i) for i in range(26)]
-    keys = list(letters)
-    for first in letters:
-        if len(keys) >= count:
-            break
-        keys.extend(first + second for second in letters)
-    return keys[:count]
+    """SPSS-style column keys: A..Z, then AA, AB, ..., ZZ, then AAA, ... (any number)."""
+    keys: list[str] = []
+    width = 1
+    while len(keys) < count:
+        for i in range(26**width):
+            if len(keys) == count:
+                break
+            key, rest = "", i
+            for _ in range(width):
+                key = chr(ord("A") + rest % 26) + key
+                rest //= 26
+            keys.append(key)
+        width += 1
+    return keys
 
 
 def crosstab(
@@ -148,6 +154,7 @@ def crosstab(
         raise AnalysisInputError(
             f"statistic must be one of {list(between.STATISTICS)} (R's svychisq), not {statistic!r}"
         )
+    inputs.not_crossed_with_itself(question, by)
     df, design = design_of(data, weights)
     w = None if design is None else design.weights_array
     weights_name = None if design is None else design.weights_name

@@ -42,6 +42,16 @@ def by_columns(df: pd.DataFrame, by: By) -> list[str]:
     return columns
 
 
+def not_crossed_with_itself(question: str, by: By) -> None:
+    """Refuse a question grouped by itself (``crosstab(df, "Q1", "Q1")``): no finding."""
+    columns = [] if by is None else [by] if isinstance(by, str) else list(by)
+    if question in columns:
+        raise AnalysisInputError(
+            f"by: {question!r} is the question itself; crossing a question with itself "
+            "tests nothing (choose another by= column)"
+        )
+
+
 def _names(df: pd.DataFrame) -> list[str]:
     return [str(c) for c in df.columns]
 
