@@ -7,7 +7,8 @@ the answers (see :func:`question_kinds`) and can always be given explicitly.
 Estimates come with their uncertainty: :func:`proportions`, :func:`means`, :func:`nps`,
 :func:`totals` and :func:`ratio` return tidy frames with ``n``, ``n_eff``, ``estimate``,
 ``se``, ``ci_low``, ``ci_high`` and ``deff`` per group (``by=``). Given a :class:`Design`
-(strata, PSUs, fpc, calibration) or ``weights=``, every figure is design-based and agrees
+(strata, PSUs, fpc, calibration), a :class:`ReplicateDesign` (jackknife, bootstrap or
+supplied replicate weights) or ``weights=``, every figure is design-based and agrees
 with R's ``survey`` package; a frame alone gives textbook figures; :func:`crosstab` adds Pearson's
 chi-square, Cramér's V and column-proportion letters in its ``attrs``; :func:`compare`
 tests two groups or waves. Formulas: ``docs/analysis.md``.
@@ -35,6 +36,7 @@ from surveykit.analysis._descriptive import (
 )
 from surveykit.analysis._design import Design
 from surveykit.analysis._estimates import means, nps, proportions, ratio, totals
+from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 __all__ = [
@@ -42,6 +44,7 @@ __all__ = [
     "AnalysisInputError",
     "Design",
     "QuestionKind",
+    "ReplicateDesign",
     "answer_distribution",
     "batch_summary",
     "compare",

@@ -9,6 +9,11 @@ whole sample's (R's ``svyby(..., na.rm=TRUE)``). Every function takes the design
 per row (``-1`` for rows in no group) and the number of groups, and returns arrays with one
 row per group.
 
+On a replicate design (:class:`~surveykit.analysis._replicates.ReplicateDesign`) each
+estimate is recomputed from every replicate's weighted sums per domain (``statistic`` below,
+a function of a ``sums(values, ids, size)``), and its variance is R's ``svrVar`` of those
+replicate estimates; the design effect uses the same denominator.
+
 Design effects are R's ``deff="replace"``: the variance against that of a simple random
 sample of the same size drawn with replacement, ``svyvar(y) / n`` with ``n`` the domain's
 respondents of non-zero weight.
@@ -16,12 +21,14 @@ respondents of non-zero weight.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from surveykit.analysis._design import Design
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray
+from surveykit.analysis._replicates import ReplicateDesign, Sums
 
 
 @dataclass
@@ -56,6 +63,10 @@ def _divide(a: FloatArray, b: FloatArray) -> FloatArray:
         return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
 
 
+def _ratio(top: FloatArray, bottom: FloatArray) -> FloatArray:
+    return _divide(top, np.where(bottom != 0, bottom, 0.0))
+
+
 def _domain(design: Design, ids: IntArray, valid: np.ndarray) -> tuple[IntArray, FloatArray]:
     """Per row its group (-1 when out of every domain) and its weight in the domain."""
     w = design.weights_array
@@ -70,8 +81,21 @@ def _counts(ids: IntArray, wd: FloatArray, size: int) -> tuple[FloatArray, Float
     return n, sum_w
 
 
-def _variance(design: Design, influence: Influence) -> tuple[FloatArray, FloatArray]:
-    vcov = design.vcov(influence)
+def _variance(
+    design: Design,
+    influence: Callable[[], Influence],
+    statistic: Callable[[Sums], FloatArray],
+    estimate: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """The vcov of the estimates: linearised, or over the replicates of a replicate design.
+
+    ``statistic(sums)`` recomputes the estimates (replicates x k) from weighted sums per
+    domain; only a replicate design calls it (and only a linearised one the influence).
+    """
+    if isinstance(design, ReplicateDesign):
+        vcov = design.replicate_vcov(statistic, estimate)
+    else:
+        vcov = design.vcov(influence())
     return vcov, np.clip(np.diag(vcov), 0.0, None)
 
 
@@ -86,9 +110,16 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
     safe_mean = np.nan_to_num(mean)
     centred = np.where(keep, y0 - safe_mean[np.maximum(codes, 0)], 0.0)
     safe_w = np.where(sum_w > 0, sum_w, 1.0)
-    influence = Influence(groups)
-    influence.add(wd * centred / safe_w[np.maximum(codes, 0)], Basis.one_hot(codes, groups))
-    vcov, variance = _variance(design, influence)
+
+    def influence() -> Influence:
+        out = Influence(groups)
+        out.add(wd * centred / safe_w[np.maximum(codes, 0)], Basis.one_hot(codes, groups))
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        return _divide(sums(y0, codes, groups), sums(None, codes, groups))
+
+    vcov, variance = _variance(design, influence, statistic, mean)
     squares = _sum(codes[keep], (wd * centred**2)[keep], groups)
     srs = _divide(squares, sum_w * (n - 1))
     estimate = mean[:, None]
@@ -126,18 +157,28 @@ def proportions(
     count = sums if chosen is None else sums @ chosen
     p = _divide(count, sum_w[:, None])
     safe_w = np.where(sum_w > 0, sum_w, 1.0)
-    scaled = wd / safe_w[np.maximum(dom, 0)]
-    influence = Influence(groups * options)
-    if chosen is None:
-        influence.add(scaled, Basis.one_hot(cell, groups * n_codes))
-    else:
-        spread_options = np.asarray(np.kron(np.eye(groups), chosen), dtype=np.float64)
-        influence.add(scaled, Basis.one_hot(cell, groups * n_codes), spread_options)
-    spread = np.zeros((groups, groups * options))
-    for g in range(groups):
-        spread[g, g * options : (g + 1) * options] = np.nan_to_num(p[g])
-    influence.add(-scaled, Basis.one_hot(dom, groups), spread)
-    vcov, variance = _variance(design, influence)
+
+    def influence() -> Influence:
+        scaled = wd / safe_w[np.maximum(dom, 0)]
+        out = Influence(groups * options)
+        if chosen is None:
+            out.add(scaled, Basis.one_hot(cell, groups * n_codes))
+        else:
+            spread_options = np.asarray(np.kron(np.eye(groups), chosen), dtype=np.float64)
+            out.add(scaled, Basis.one_hot(cell, groups * n_codes), spread_options)
+        spread = np.zeros((groups, groups * options))
+        for g in range(groups):
+            spread[g, g * options : (g + 1) * options] = np.nan_to_num(p[g])
+        out.add(-scaled, Basis.one_hot(dom, groups), spread)
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        cells = sums(None, cell, groups * n_codes).reshape(-1, groups, n_codes)
+        answered = cells.sum(axis=2)
+        chose = cells if chosen is None else cells @ chosen
+        return _divide(chose, answered[:, :, None]).reshape(len(cells), -1)
+
+    vcov, variance = _variance(design, influence, statistic, p)
     variance = variance.reshape(groups, options)
     variance = np.where(sum_w[:, None] > 0, variance, np.nan)
     srs = _divide(p * (1 - p), np.broadcast_to((n - 1)[:, None], p.shape))
@@ -159,9 +200,16 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
     n, sum_w = _counts(codes, wd, groups)
     keep = codes >= 0
     total = _sum(codes[keep], (wd * y0)[keep], groups)
-    influence = Influence(groups)
-    influence.add(wd * y0, Basis.one_hot(codes, groups))
-    vcov, variance = _variance(design, influence)
+
+    def influence() -> Influence:
+        out = Influence(groups)
+        out.add(wd * y0, Basis.one_hot(codes, groups))
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        return sums(y0, codes, groups)
+
+    vcov, variance = _variance(design, influence, statistic, total)
     mean = _divide(total, sum_w)
     centred = np.where(keep, y0 - np.nan_to_num(mean)[np.maximum(codes, 0)], 0.0)
     squares = _sum(codes[keep], (wd * centred**2)[keep], groups)
@@ -188,14 +236,22 @@ def ratios(
     n, sum_w = _counts(codes, wd, groups)
     top = _sum(codes[keep], (wd * y0)[keep], groups)
     bottom = _sum(codes[keep], (wd * x0)[keep], groups)
-    ratio = _divide(top, np.where(bottom != 0, bottom, 0.0))
+    ratio = _ratio(top, bottom)
     at = np.maximum(codes, 0)
     safe_bottom = np.where(bottom != 0, bottom, 1.0)
-    influence = Influence(groups)
-    influence.add(
-        wd * (y0 - np.nan_to_num(ratio)[at] * x0) / safe_bottom[at], Basis.one_hot(codes, groups)
-    )
-    vcov, variance = _variance(design, influence)
+
+    def influence() -> Influence:
+        out = Influence(groups)
+        out.add(
+            wd * (y0 - np.nan_to_num(ratio)[at] * x0) / safe_bottom[at],
+            Basis.one_hot(codes, groups),
+        )
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        return _ratio(sums(y0, codes, groups), sums(x0, codes, groups))
+
+    vcov, variance = _variance(design, influence, statistic, ratio)
     return DomainFigures(
         estimate=ratio[:, None],
         variance=variance[:, None],
