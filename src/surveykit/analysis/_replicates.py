@@ -766,6 +766,7 @@ def _supplied_weights(
         if bad.any():
             at = int(np.flatnonzero(bad)[0])
             value = column.iloc[at]
+            value = value.item() if isinstance(value, np.generic) else value
             what = "no weight" if pd.isna(value) else f"{value!r}, not a finite number >= 0"
             raise AnalysisInputError(
                 f"replicate weights {name!r}: row {data.index[at]!r} has {what}; "
