@@ -63,6 +63,15 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
         lambda: clus1().replicates("jk1").poststratify("stype", STYPE_TOTALS),
         "avg.ed",
     ),
+    **{
+        f"apistrat_lonely_{rule}": (
+            lambda rule=rule: sk.Design(
+                data("apistrat_lonely"), weights="pw", strata="stratum", lonely_psu=rule
+            ).replicates("jkn"),
+            "acs.46",
+        )
+        for rule in ("adjust", "remove", "certainty")
+    },
 }
 R_CASE = {"apistrat_jkn_then_raked": "apistrat_jkn_raked"}
 
@@ -91,6 +100,7 @@ STATISTICS: dict[str, Callable[[sk.Design, str], dict[str, Any]]] = {
     "proportions_by": lambda d, na: _figures(sa.proportions(d, "awards", by="stype"), 2),
     "total_by": lambda d, na: _figures(sa.totals(d, "enroll", by="stype")),
     "ratio_by": lambda d, na: _figures(sa.ratio(d, "api00", "api99", by="stype")),
+    "mean_sparse_by": lambda d, na: _figures(sa.means(d, "api00", by="dgroup")),
 }
 
 

@@ -21,13 +21,14 @@ dir.create(data_dir, recursive = TRUE, showWarnings = FALSE)
 
 with_nps <- function(d) {
   d$nps_q <- pmin(10L, (d$api00 - 300L) %/% 55L)
+  d$dgroup <- d$dnum %% 7L  # apiclus1: groups of 1-4 clusters (some replicates lack one)
   d
 }
 apiclus1 <- with_nps(apiclus1)
 apistrat <- with_nps(apistrat)
 apisrs <- with_nps(apisrs)
 keep <- c("cds", "stype", "dnum", "snum", "sch.wide", "awards", "api00", "api99",
-          "enroll", "avg.ed", "acs.46", "meals", "nps_q", "pw", "fpc")
+          "enroll", "avg.ed", "acs.46", "meals", "nps_q", "dgroup", "pw", "fpc")
 write.csv(apiclus1[, keep], file.path(data_dir, "rep_apiclus1.csv"), row.names = FALSE)
 write.csv(apistrat[, keep], file.path(data_dir, "rep_apistrat.csv"), row.names = FALSE)
 write.csv(apisrs[, keep], file.path(data_dir, "rep_apisrs.csv"), row.names = FALSE)
@@ -64,6 +65,7 @@ statistics <- function(d, mean_na) {
     proportions_by = figures(svyby(~awards, ~stype, d, svymean, deff = "replace")),
     total_by = figures(svyby(~enroll, ~stype, d, svytotal, deff = "replace")),
     ratio_by = ratio_figures(svyby(~api00, ~stype, d, svyratio, denominator = ~api99)),
+    mean_sparse_by = figures(svyby(~api00, ~dgroup, d, svymean, deff = "replace")),
     degf = degf(d),
     scale = d$scale,
     rscales = d$rscales
@@ -125,6 +127,20 @@ result$apistrat_raked_then_jkn <- list(
 ps <- postStratify(jk1, ~stype, data.frame(stype = c("E", "H", "M"),
                                            Freq = c(4421, 755, 1018)))
 result$apiclus1_jk1_post <- statistics(ps, "avg.ed")
+
+# A stratum with one PSU (the first school on its own), under R's lonely-PSU options.
+lonely <- apistrat
+lonely$stratum <- as.character(lonely$stype)
+lonely$stratum[1] <- "Z"
+write.csv(cbind(lonely[, keep], stratum = lonely$stratum),
+          file.path(data_dir, "rep_apistrat_lonely.csv"), row.names = FALSE)
+for (rule in c("adjust", "remove", "certainty")) {
+  options(survey.lonely.psu = rule)
+  d <- svydesign(id = ~1, strata = ~stratum, weights = ~pw, data = lonely)
+  result[[paste0("apistrat_lonely_", rule)]] <- statistics(as.svrepdesign(d, type = "JKn"),
+                                                            "acs.46")
+}
+options(survey.lonely.psu = "fail")
 
 result$versions <- list(R = R.version.string,
                         survey = as.character(packageVersion("survey")))

@@ -208,9 +208,14 @@ class _Replicates:
     def sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
         """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size)."""
         units, n_units = self._unit_codes()
-        keep = (ids >= 0) & (self.row_scale != 0)
-        weight = self.row_scale if values is None else self.row_scale * values
-        table = _table(units[keep], ids[keep], weight[keep], n_units, size)
+        outside = ids < 0
+        # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
+        if values is None:
+            weight = np.where(outside, 0.0, self.row_scale)
+        else:
+            weight = self.row_scale * values
+            weight[outside] = 0.0
+        table = _table(units, ids, weight, n_units, size)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
         if self.calibration is None and self.factors is not None and n_units * size <= DENSE_CELLS:
@@ -320,10 +325,17 @@ class _Replicates:
 def _table(
     units: IntArray, ids: IntArray, weight: FloatArray, n_units: int, size: int
 ) -> FloatArray | sparse.csr_matrix:
-    """Per unit and group the sums of ``weight`` (units x size), dense or sparse."""
+    """Per unit and group the sums of ``weight`` (units x size), dense or sparse.
+
+    Rows of id -1 must have weight 0.
+    """
     if n_units * size <= DENSE_CELLS:
-        table = np.bincount(units * size + ids, weights=weight, minlength=n_units * size)
+        key = units * size
+        key += ids
+        np.maximum(key, 0, out=key)  # a row outside (id -1, weight 0) of unit 0
+        table = np.bincount(key, weights=weight, minlength=n_units * size)
         return np.asarray(table, dtype=np.float64).reshape(n_units, size)
+    ids = np.maximum(ids, 0)
     return sparse.csr_matrix((weight, (units, ids)), shape=(n_units, size))
 
 
