@@ -128,6 +128,11 @@ ps <- postStratify(jk1, ~stype, data.frame(stype = c("E", "H", "M"),
                                            Freq = c(4421, 755, 1018)))
 result$apiclus1_jk1_post <- statistics(ps, "avg.ed")
 
+# Linear (GREG) calibration of JK1 replicates (R's regcalibrate: each replicate its own g).
+greg <- calibrate(jk1, ~stype + enroll, population = c(`(Intercept)` = 6194, stypeH = 755,
+                                                        stypeM = 1018, enroll = 3700000))
+result$apiclus1_jk1_greg <- statistics(greg, "avg.ed")
+
 # A stratum with one PSU (the first school on its own), under R's lonely-PSU options.
 lonely <- apistrat
 lonely$stratum <- as.character(lonely$stype)

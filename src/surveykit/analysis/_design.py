@@ -339,10 +339,11 @@ class Design:
             mse: centre variances on the full-sample estimate (R's ``mse=TRUE``); by
                 default on the mean of the replicates (R's default).
 
-        A calibrated design recalibrates every replicate to the same totals (what R's
-        ``rake(as.svrepdesign(uncalibrated design), ...)`` gives; R's ``as.svrepdesign`` of
-        an already calibrated design does not recalibrate, so its calibrated margins keep a
-        variance). A subset stays a subset.
+        A raked, post-stratified or (linearly) calibrated design recalibrates every
+        replicate to the same totals: what R's ``rake(as.svrepdesign(uncalibrated design),
+        ...)`` gives (likewise ``postStratify``, ``calibrate``). R's ``as.svrepdesign`` of an
+        already calibrated design does not recalibrate, so there its calibrated margins keep
+        a variance. A subset stays a subset.
         """
         from surveykit.analysis import _replicates
 

@@ -24,11 +24,18 @@ Two sources of replicate weights:
 - :class:`ReplicateDesign` takes weights supplied with the data (a panel vendor's
   replicate columns), as R's ``svrepdesign(..., combined.weights=TRUE)``.
 
-A calibrated design (``rake``, ``poststratify``) recalibrates every replicate to the same
-population totals, as R's ``rake()`` and ``postStratify()`` of a replicate design do, so a
-calibrated margin has no variance. Calibration multiplies each replicate's weights by a
-factor per calibration cell (the cross of every margin), so it runs on tables of replicate x
-cell sums, never on rows.
+A calibrated design (``rake``, ``poststratify``, linear ``calibrate``) recalibrates every
+replicate to the same population totals, as R's ``rake()``, ``postStratify()`` and
+``calibrate()`` of a replicate design do, so a calibrated margin has no variance. Raking and
+post-stratification multiply each replicate's weights by a factor per calibration cell (the
+cross of every margin), so they run on tables of replicate x cell sums, never on rows; a
+linear calibration multiplies them by ``1 + x' lambda_r``, so a replicate's sums are the
+uncalibrated sums of ``y`` and of ``y x_j``. R's degrees of freedom follow: recomputed after
+raking and post-stratification, kept after ``calibrate()``.
+
+Not done: ``calibrate()`` with the raking or logit functions or with bounds on replicates
+(R runs its Newton iterations per replicate on rows), trimmed raking of replicates, BRR and
+Fay's replicates made from a design (supplied ones are taken).
 """
 
 from __future__ import annotations
@@ -47,6 +54,7 @@ from surveykit.analysis._design import (
     Design,
     PostStratum,
     Raking,
+    Regression,
     _mask,
     _Structure,
 )
@@ -165,6 +173,7 @@ class _Replicates:
     units: IntArray | None = None  # per row its (PSU, cell) unit (None: its PSU)
     unit_psu: IntArray | None = None
     unit_cell: IntArray | None = None
+    greg: tuple[FloatArray, FloatArray] | None = None  # model matrix (rows x q), R x q
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -207,6 +216,15 @@ class _Replicates:
 
     def sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
         """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size)."""
+        if self.greg is not None:
+            # weights times g_r = 1 + x' lambda_r: the sums of values and of values * x_j
+            matrix, coef = self.greg
+            inner = replace(self, greg=None)
+            out = inner.sums(values, ids, size)
+            for j in range(matrix.shape[1]):
+                x = matrix[:, j] if values is None else matrix[:, j] * values
+                out += coef[:, j : j + 1] * inner.sums(x, ids, size)
+            return out
         units, n_units = self._unit_codes()
         outside = ids < 0
         # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
@@ -253,6 +271,8 @@ class _Replicates:
     @cached_property
     def rank(self) -> int:
         """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1)."""
+        if self.greg is not None:  # R's calibrate() keeps the design's degf
+            return replace(self, greg=None).rank
         units, n_units = self._unit_codes()
         present = np.zeros(n_units, dtype=bool)
         present[units[self.row_scale != 0]] = True
@@ -280,6 +300,11 @@ class _Replicates:
 
     def calibrated(self, margins: Sequence[tuple[IntArray, int]], after: FloatArray) -> _Replicates:
         """Every replicate raked (one margin: post-stratified) to the totals of ``after``."""
+        if self.greg is not None:
+            raise AnalysisInputError(
+                "a replicate design calibrated with calibrate() cannot be raked or "
+                "post-stratified again; rake or post-stratify first, then calibrate"
+            )
         previous = np.zeros(len(self.psu), dtype=np.int64) if self.cells is None else self.cells
         combined = previous.copy()
         for codes, size in margins:
@@ -313,12 +338,36 @@ class _Replicates:
             unit_cell=np.asarray(unique_pairs % n_cells, dtype=np.int64),
         )
 
+    def regression(self, matrix: FloatArray, population: FloatArray) -> _Replicates:
+        """Every replicate calibrated by GREG to ``population`` (R's ``regcalibrate``).
+
+        Replicate ``r``'s factors are ``g = 1 + x' lambda_r`` with ``lambda_r = (X' W_r
+        X)^-1 (population - X' w_r)``; the sums this needs are replicate sums of ``x_j``
+        and ``x_j x_k`` over the whole sample.
+        """
+        if self.greg is not None:
+            raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
+        q = matrix.shape[1]
+        everyone = np.zeros(len(self.psu), dtype=np.int64)
+        totals = np.column_stack([self.sums(matrix[:, j], everyone, 1)[:, 0] for j in range(q)])
+        cross = np.empty((self.count, q, q))
+        for j in range(q):
+            for k in range(j, q):
+                cross[:, j, k] = self.sums(matrix[:, j] * matrix[:, k], everyone, 1)[:, 0]
+                cross[:, k, j] = cross[:, j, k]
+        misfit = population[None, :] - totals
+        coef = np.asarray(np.linalg.solve(cross, misfit[:, :, None])[:, :, 0], dtype=np.float64)
+        return replace(self, greg=(matrix, coef))
+
     def analysis_weights(self) -> FloatArray:
         """The replicate weights per row (rows x replicates), R's ``weights(, "analysis")``."""
         units, n_units = self._unit_codes()
         out = np.empty((len(self.psu), self.count))
         for chosen in self._chunks(n_units):
             out[:, chosen] = self.multipliers(chosen)[units] * self.row_scale[:, None]
+        if self.greg is not None:
+            matrix, coef = self.greg
+            out *= 1.0 + matrix @ coef.T
         return out
 
 
@@ -517,13 +566,27 @@ def replicate_design(
         elif isinstance(step, Raking):
             reps = reps.calibrated(step.margins, step.after)
         else:
-            raise AnalysisInputError(
-                "replicates: a design calibrated with calibrate() cannot recalibrate its "
-                "replicates yet; rake() and poststratify() can (make the replicates first, "
-                "then rake the replicate design)"
-            )
+            reps = reps.regression(step.matrix, _linear_population(step))
     reps = reps.restricted(design.weights_array != 0)
     return ReplicateDesign._of(design, reps)
+
+
+def _linear_population(step: Regression) -> FloatArray:
+    """The totals of a linear (GREG) calibration, which every replicate is calibrated to.
+
+    Replicates are recalibrated by R's ``regcalibrate``, which is ``calibrate()`` with the
+    linear function and no bounds; other calibration functions would need a Newton
+    solution per replicate on rows, which is not done here.
+    """
+    g = step.g
+    has = step.before > 0
+    beta, *_ = np.linalg.lstsq(step.matrix[has], g[has] - 1.0, rcond=None)
+    if np.abs(step.matrix[has] @ beta - (g[has] - 1.0)).max() > 1e-8 * max(1.0, np.abs(g).max()):
+        raise AnalysisInputError(
+            "replicates: only a linear calibrate() (method='linear', bounds not reached) can "
+            "recalibrate every replicate; rake() and poststratify() can too"
+        )
+    return np.asarray(step.matrix.T @ (step.before * g), dtype=np.float64)
 
 
 # -- the design -------------------------------------------------------------------------
@@ -700,11 +763,36 @@ class ReplicateDesign(Design):
         new._replicates = self._replicates.calibrated([(step.codes, step.size)], step.after)
         return new
 
-    def calibrate(self, *args: Any, **kwargs: Any) -> ReplicateDesign:
-        """Not available yet on replicate designs (R's ``calibrate`` of a svrep design)."""
-        raise AnalysisInputError(
-            "calibrate() is not available on a replicate design yet; rake() and poststratify() are"
+    def calibrate(
+        self,
+        totals: Mapping[Any, float | Mapping[Any, float]],
+        *,
+        method: Literal["linear", "raking", "logit"] = "linear",
+        bounds: tuple[float, float] | None = None,
+        population: float | None = None,
+        max_iter: int = 50,
+        tol: float = 1e-7,
+    ) -> ReplicateDesign:
+        """The design and every replicate calibrated by GREG (R's ``calibrate``, linear).
+
+        See :meth:`Design.calibrate`. Only the linear calibration without bounds is
+        available on replicates (R's ``regcalibrate``): every replicate gets its own
+        ``g = 1 + x' lambda_r`` meeting the same totals.
+        """
+        if method != "linear" or bounds is not None:
+            raise AnalysisInputError(
+                "calibrate: a replicate design takes method='linear' without bounds only"
+            )
+        new = cast(
+            ReplicateDesign,
+            super().calibrate(
+                totals, method=method, population=population, max_iter=max_iter, tol=tol
+            ),
         )
+        step = new._steps[-1]
+        assert isinstance(step, Regression)
+        new._replicates = self._replicates.regression(step.matrix, _linear_population(step))
+        return new
 
     # -- variance ---------------------------------------------------------------------
 
