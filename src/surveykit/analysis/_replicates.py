@@ -236,12 +236,12 @@ class _Replicates:
         table = _table(units, ids, weight, n_units, size)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
-        if self.calibration is None and self.factors is not None and n_units * size <= DENSE_CELLS:
-            return np.asarray(self.factors.T @ table, dtype=np.float64)
+        across = table.T.tocsr() if isinstance(table, sparse.csr_matrix) else table.T
+        if self.calibration is None and self.factors is not None:  # stored: no chunks
+            return np.asarray((across @ self.factors).T, dtype=np.float64)
         out = np.empty((self.count, size))
         for chosen in self._chunks(n_units):
-            block = self.multipliers(chosen)
-            out[chosen] = np.asarray((table.T @ block).T)
+            out[chosen] = np.asarray((across @ self.multipliers(chosen)).T)
         return out
 
     def restricted(self, keep: npt.NDArray[np.bool_]) -> _Replicates:
@@ -858,6 +858,14 @@ def _supplied_weights(
         raise AnalysisInputError(
             f"replicate_weights: at least 2 replicates are needed, got {frame.shape[1]}"
         )
+    try:
+        matrix = np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+    except (TypeError, ValueError):
+        matrix = None
+    if matrix is not None and matrix.size:
+        low, high = matrix.min(), matrix.max()  # NaN fails both; no rows x R temporaries
+        if low >= 0 and np.isfinite(high):
+            return matrix, names
     matrix = np.empty(frame.shape, dtype=np.float64)
     for j, name in enumerate(frame.columns):
         column = frame.iloc[:, j]
