@@ -360,6 +360,10 @@ def test_bad_supplied_weights_are_named(
             r"rake or post-stratify first, then calibrate",
         ),
         (lambda: clus1().replicates().replicates(), r"already has replicate weights"),
+        (
+            lambda: sk.Design(pd.DataFrame({"y": np.zeros(100_001)})).replicates("jk1"),
+            r"one replicate per PSU, 100,001 here",
+        ),
     ],
     ids=[
         "jk1-stratified",
@@ -370,8 +374,28 @@ def test_bad_supplied_weights_are_named(
         "greg-raking",
         "rake-after-greg",
         "twice",
+        "huge-jackknife",
     ],
 )
 def test_bad_replicate_requests_are_named(make: Callable[[], Any], message: str) -> None:
     with pytest.raises(sk.analysis.AnalysisInputError, match=message):
         make()
+
+
+@pytest.mark.parametrize(
+    "name", ["apiclus1_jk1", "apistrat_jkn_raked", "apiclus1_boot", "apiclus1_jk1_greg"]
+)
+def test_sparse_tables_and_small_chunks_give_the_same_figures(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large samples take sparse unit x group tables and multipliers in chunks: same figures."""
+    from surveykit.analysis import _replicates
+
+    make, _ = CASES[name]
+    expected = sa.means(make(), "api00", by="stype")
+    monkeypatch.setattr(_replicates, "DENSE_CELLS", 0)
+    monkeypatch.setattr(_replicates, "CHUNK_CELLS", 7)
+    design = make()
+    got = sa.means(design, "api00", by="stype")
+    assert got["se"].to_numpy() == pytest.approx(expected["se"].to_numpy(), rel=1e-12)
+    assert design.degrees_of_freedom == R[R_CASE.get(name, name)]["degf"]

@@ -80,6 +80,9 @@ CHUNK_CELLS = 8_000_000
 RANK_TOLERANCE = 1e-5
 """Relative tolerance of the replicate weights' rank (R's ``qr(..., tol=1e-5)`` in degf)."""
 
+MAX_JACKKNIFE = 100_000
+"""A jackknife makes one replicate per PSU; beyond this many, the bootstrap is the way."""
+
 RAKING_SWEEPS = 1000
 RAKING_GAP = 1e-13
 
@@ -549,6 +552,12 @@ def replicate_design(
         factors, scale = _bootstrap(s, int(count), rng)
         rscales = np.ones(int(count))
     else:
+        if design.n_psu > MAX_JACKKNIFE:
+            raise AnalysisInputError(
+                f"replicates: method={method!r} makes one replicate per PSU, "
+                f"{design.n_psu:,} here (each respondent is a PSU without psu=); use "
+                "method='bootstrap' with replicates= (R would need a PSUs x PSUs matrix)"
+            )
         jackknife, scale, rscales = _jackknife(s, method)
     reps = _Replicates(
         psu=s.psu,
