@@ -36,7 +36,11 @@ write.csv(apisrs[, keep], file.path(data_dir, "rep_apisrs.csv"), row.names = FAL
 # The figures of one svrepstat or svyby result: estimate, variance, deff (NULL: none).
 figures <- function(x) {
   v <- vcov(x)
-  d <- tryCatch(as.vector(deff(x)), error = function(e) NULL)
+  d <- if (inherits(x, "svyby")) {
+    as.vector(as.matrix(as.data.frame(x)[, grep("^DEff", names(x)), drop = FALSE]))
+  } else {
+    tryCatch(as.vector(deff(x)), error = function(e) NULL)
+  }
   list(estimate = as.vector(coef(x)), variance = as.vector(diag(as.matrix(v))),
        deff = d)
 }
