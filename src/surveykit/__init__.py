@@ -37,7 +37,7 @@ if _typing.TYPE_CHECKING:
     from surveykit import analysis, models, plots, weights, widgets
     from surveykit._doctor import doctor
     from surveykit._sync_results import SyncReport, sync_results
-    from surveykit.analysis import Design
+    from surveykit.analysis import Design, ReplicateDesign
     from surveykit.batch import (
         BatchInterrupted,
         BatchResult,
@@ -74,6 +74,7 @@ _MODULES = ("analysis", "models", "plots", "weights", "widgets")
 
 _LAZY: dict[str, str] = {
     "Design": "surveykit.analysis",
+    "ReplicateDesign": "surveykit.analysis",
     "AsyncClient": "surveykit.client",
     "BasicTokenAuth": "surveykit.client",
     "Client": "surveykit.client",
@@ -156,6 +157,7 @@ __all__ = [
     "PermissionDeniedError",
     "RateLimitError",
     "Receiver",
+    "ReplicateDesign",
     "ResultsParseError",
     "RetryPolicy",
     "Sandbox",

@@ -7,10 +7,11 @@ the answers (see :func:`question_kinds`) and can always be given explicitly.
 Estimates come with their uncertainty: :func:`proportions`, :func:`means`, :func:`nps`,
 :func:`totals` and :func:`ratio` return tidy frames with ``n``, ``n_eff``, ``estimate``,
 ``se``, ``ci_low``, ``ci_high`` and ``deff`` per group (``by=``). Given a :class:`Design`
-(strata, PSUs, fpc, calibration) or ``weights=``, every figure is design-based and agrees
-with R's ``survey`` package; a frame alone gives textbook figures. :func:`crosstab` adds
-its test (Rao-Scott on a design, Pearson's chi-square otherwise) and column letters in
-its ``attrs``; :func:`compare` tests two groups or waves; :func:`quantiles` and
+(strata, PSUs, fpc, calibration), a :class:`ReplicateDesign` (jackknife, bootstrap or
+supplied replicate weights) or ``weights=``, every figure is design-based and agrees with
+R's ``survey`` package; a frame alone gives textbook figures. :func:`crosstab` adds its
+test (Rao-Scott on a design, Pearson's chi-square otherwise) and column letters in its
+``attrs``; :func:`compare` tests two groups or waves; :func:`quantiles` and
 :func:`regress` are R's ``svyquantile`` and ``svyglm``. Formulas: ``docs/analysis.md``.
 
 Example:
@@ -38,6 +39,7 @@ from surveykit.analysis._design import Design
 from surveykit.analysis._estimates import means, nps, proportions, ratio, totals
 from surveykit.analysis._quantiles import quantiles
 from surveykit.analysis._regression import regress
+from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 __all__ = [
@@ -45,6 +47,7 @@ __all__ = [
     "AnalysisInputError",
     "Design",
     "QuestionKind",
+    "ReplicateDesign",
     "answer_distribution",
     "batch_summary",
     "compare",

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import numpy.typing as npt
@@ -32,6 +32,9 @@ import pandas as pd
 from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray, cross_sums
 from surveykit.errors import AnalysisInputError
+
+if TYPE_CHECKING:
+    from surveykit.analysis._replicates import ReplicateDesign
 
 LonelyPSU = Literal["fail", "adjust", "remove", "certainty"]
 LONELY_PSU = ("fail", "adjust", "remove", "certainty")
@@ -246,7 +249,7 @@ class Design:
         return self._with(data=data)
 
     def _with(self, **changes: Any) -> Design:
-        new = object.__new__(Design)
+        new = object.__new__(type(self))  # a replicate design stays one
         new.__dict__.update(self.__dict__)
         new._calibration = list(self._calibration)
         new._dof = None
@@ -332,6 +335,36 @@ class Design:
         )
         step = Regression(matrix, self._weights, g)
         return self._calibrated_by(self._weights * g, step, text)
+
+    def replicates(
+        self,
+        method: Literal["auto", "jk1", "jkn", "bootstrap"] = "auto",
+        *,
+        replicates: int | None = None,
+        seed: int | np.random.Generator | None = None,
+        mse: bool = False,
+    ) -> ReplicateDesign:
+        """The design with replicate weights (R's ``as.svrepdesign(design, type=)``).
+
+        Args:
+            method: ``"jk1"`` (delete one PSU; unstratified designs), ``"jkn"`` (delete one
+                PSU per stratum; stratified designs), ``"bootstrap"`` (Canty and Davison's
+                bootstrap of PSUs within strata, R's ``bootweights``) or ``"auto"`` (R's
+                default: jk1 without strata, jkn with). The design's fpc carries over.
+            replicates: the bootstrap's number of replicates (default 50, as R).
+            seed: the bootstrap's random seed (or a ``numpy.random.Generator``).
+            mse: centre variances on the full-sample estimate (R's ``mse=TRUE``); by
+                default on the mean of the replicates (R's default).
+
+        A raked, post-stratified or (linearly) calibrated design recalibrates every
+        replicate to the same totals: what R's ``rake(as.svrepdesign(uncalibrated design),
+        ...)`` gives (likewise ``postStratify``, ``calibrate``). R's ``as.svrepdesign`` of an
+        already calibrated design does not recalibrate, so there its calibrated margins keep
+        a variance. A subset stays a subset.
+        """
+        from surveykit.analysis import _replicates
+
+        return _replicates.replicate_design(self, method, replicates=replicates, seed=seed, mse=mse)
 
     # -- variance ---------------------------------------------------------------------
 

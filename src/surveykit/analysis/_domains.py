@@ -9,6 +9,11 @@ whole sample's (R's ``svyby(..., na.rm=TRUE)``). Every function takes the design
 per row (``-1`` for rows in no group) and the number of groups, and returns arrays with one
 row per group.
 
+On a replicate design (:class:`~surveykit.analysis._replicates.ReplicateDesign`) each
+estimate is recomputed from every replicate's weighted sums per domain (``statistic`` below,
+a function of a ``sums(values, ids, size)``), and its variance is R's ``svrVar`` of those
+replicate estimates; the design effect uses the same denominator.
+
 Design effects are R's ``deff="replace"``: the variance against that of a simple random
 sample of the same size drawn with replacement, ``svyvar(y) / n`` with ``n`` the domain's
 respondents of non-zero weight.
@@ -16,6 +21,7 @@ respondents of non-zero weight.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -23,6 +29,7 @@ import numpy.typing as npt
 
 from surveykit.analysis._design import Design
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray
+from surveykit.analysis._replicates import ReplicateDesign, Sums
 
 
 @dataclass
@@ -56,6 +63,10 @@ def _sum(codes: IntArray, values: FloatArray | None, size: int) -> FloatArray:
     return np.asarray(table[:size], dtype=np.float64)
 
 
+def _ratio(top: FloatArray, bottom: FloatArray) -> FloatArray:
+    return _divide(top, np.where(bottom != 0, bottom, 0.0))
+
+
 def _divide(a: FloatArray, b: FloatArray) -> FloatArray:
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
@@ -66,8 +77,21 @@ def _domain(ids: IntArray, outside: npt.NDArray[np.bool_], groups: int) -> IntAr
     return np.where(outside | (ids < 0), groups, ids)
 
 
-def _variance(design: Design, influence: Influence) -> tuple[FloatArray, FloatArray]:
-    vcov = design.vcov(influence)
+def _variance(
+    design: Design,
+    influence: Callable[[], Influence],
+    statistic: Callable[[Sums], FloatArray],
+    estimate: FloatArray,
+) -> tuple[FloatArray, FloatArray]:
+    """The vcov of the estimates: linearised, or over the replicates of a replicate design.
+
+    ``statistic(sums)`` recomputes the estimates (replicates x k) from weighted sums per
+    domain; only a replicate design calls it (and only a linearised one the influence).
+    """
+    if isinstance(design, ReplicateDesign):
+        vcov = design.replicate_vcov(statistic, np.ravel(estimate))
+    else:
+        vcov = design.vcov(influence())
     return vcov, np.clip(np.diag(vcov), 0.0, None)
 
 
@@ -85,12 +109,17 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
     totals = _sum(codes, w * y0, groups)
     mean = _divide(totals, sum_w)
     resid = y0 - _padded(mean, 0.0)[codes]
-    influence = Influence(groups)
-    influence.add(
-        w * resid / _padded(np.where(sum_w > 0, sum_w, 1.0), 1.0)[codes],
-        Basis.one_hot(codes, groups),
-    )
-    vcov, variance = _variance(design, influence)
+
+    def influence() -> Influence:
+        out = Influence(groups)
+        scale = _padded(np.where(sum_w > 0, sum_w, 1.0), 1.0)[codes]
+        out.add(w * resid / scale, Basis.one_hot(codes, groups))
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        return _divide(sums(y0, codes, groups), sums(None, codes, groups))
+
+    vcov, variance = _variance(design, influence, statistic, mean)
     n = _sum(codes, (w != 0).astype(np.float64), groups)
     squares = _sum(codes, w * resid * resid, groups)
     srs = _divide(squares, sum_w * (n - 1))
@@ -130,18 +159,28 @@ def proportions(
     sums = _sum(cell, w, none).reshape(groups, n_codes)
     count = sums if chosen is None else sums @ chosen
     p = _divide(count, sum_w[:, None])
-    scaled = w / _padded(np.where(sum_w > 0, sum_w, 1.0), 1.0)[dom]
-    influence = Influence(groups * options)
-    if chosen is None:
-        influence.add(scaled, Basis.one_hot(cell, none))
-    else:
-        spread_options = np.asarray(np.kron(np.eye(groups), chosen), dtype=np.float64)
-        influence.add(scaled, Basis.one_hot(cell, none), spread_options)
-    spread = np.zeros((groups, groups * options))
-    for g in range(groups):
-        spread[g, g * options : (g + 1) * options] = np.nan_to_num(p[g])
-    influence.add(-scaled, Basis.one_hot(dom, groups), spread)
-    vcov, variance = _variance(design, influence)
+
+    def influence() -> Influence:
+        scaled = w / _padded(np.where(sum_w > 0, sum_w, 1.0), 1.0)[dom]
+        out = Influence(groups * options)
+        if chosen is None:
+            out.add(scaled, Basis.one_hot(cell, none))
+        else:
+            spread_options = np.asarray(np.kron(np.eye(groups), chosen), dtype=np.float64)
+            out.add(scaled, Basis.one_hot(cell, none), spread_options)
+        spread = np.zeros((groups, groups * options))
+        for g in range(groups):
+            spread[g, g * options : (g + 1) * options] = np.nan_to_num(p[g])
+        out.add(-scaled, Basis.one_hot(dom, groups), spread)
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        cells = sums(None, cell, none).reshape(-1, groups, n_codes)
+        answered = cells.sum(axis=2)
+        chose = cells if chosen is None else cells @ chosen
+        return _divide(chose, answered[:, :, None]).reshape(len(cells), -1)
+
+    vcov, variance = _variance(design, influence, statistic, p)
     variance = np.where(sum_w[:, None] > 0, variance.reshape(groups, options), np.nan)
     srs = _divide(p * (1 - p), np.broadcast_to((n - 1)[:, None], p.shape))
     return DomainFigures(
@@ -163,9 +202,16 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
     y0 = np.where(codes < groups, y, 0.0)
     sum_w = _sum(codes, w, groups)
     total = _sum(codes, w * y0, groups)
-    influence = Influence(groups)
-    influence.add(w * y0, Basis.one_hot(codes, groups))
-    vcov, variance = _variance(design, influence)
+
+    def influence() -> Influence:
+        out = Influence(groups)
+        out.add(w * y0, Basis.one_hot(codes, groups))
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        return sums(y0, codes, groups)
+
+    vcov, variance = _variance(design, influence, statistic, total)
     n = _sum(codes, (w != 0).astype(np.float64), groups)
     resid = y0 - _padded(_divide(total, sum_w), 0.0)[codes]
     squares = _sum(codes, w * resid * resid, groups)
@@ -194,15 +240,22 @@ def ratios(
     sum_w = _sum(codes, w, groups)
     top = _sum(codes, w * y0, groups)
     bottom = _sum(codes, w * x0, groups)
-    ratio = _divide(top, np.where(bottom != 0, bottom, 0.0))
-    influence = Influence(groups)
-    influence.add(
-        w
-        * (y0 - _padded(ratio, 0.0)[codes] * x0)
-        / _padded(np.where(bottom != 0, bottom, 1.0), 1.0)[codes],
-        Basis.one_hot(codes, groups),
-    )
-    vcov, variance = _variance(design, influence)
+    ratio = _ratio(top, bottom)
+
+    def influence() -> Influence:
+        out = Influence(groups)
+        out.add(
+            w
+            * (y0 - _padded(ratio, 0.0)[codes] * x0)
+            / _padded(np.where(bottom != 0, bottom, 1.0), 1.0)[codes],
+            Basis.one_hot(codes, groups),
+        )
+        return out
+
+    def statistic(sums: Sums) -> FloatArray:
+        return _ratio(sums(y0, codes, groups), sums(x0, codes, groups))
+
+    vcov, variance = _variance(design, influence, statistic, ratio)
     return DomainFigures(
         estimate=ratio[:, None],
         variance=variance[:, None],

@@ -1,0 +1,933 @@
+"""Replicate-weight designs: jackknife, bootstrap and supplied replicate weights (R's svyrep).
+
+A replicate design carries, besides the full-sample weights, ``R`` sets of replicate
+weights. An estimate is computed once with the full-sample weights and once per replicate;
+its variance is R's ``svrVar``:
+
+    V = scale * sum over replicates r of rscales_r * (theta_r - centre)(theta_r - centre)^T
+
+with ``centre`` the mean of the replicate estimates (over replicates with ``rscales > 0``),
+or the full-sample estimate when ``mse=True`` (R's ``options(survey.replicates.mse=)``,
+FALSE by default). A replicate that gives no estimate (a domain with no weight in it) is
+left out of that estimate's variance, as R's ``na.omit`` of the replicates does.
+
+Two sources of replicate weights:
+
+- :meth:`Design.replicates <surveykit.analysis.Design.replicates>` builds them from the
+  design's strata and PSUs, as R's ``as.svrepdesign(design, type=)``: ``"jk1"`` (delete one
+  PSU, unstratified; ``jk1weights``), ``"jkn"`` (delete one PSU per stratum;
+  ``jknweights``) or ``"bootstrap"`` (Canty and Davison's bootstrap of PSUs within strata,
+  ``bootweights``). The replicate weights are the base weights times a multiplier per PSU
+  and replicate; they are never written out per row. A jackknife's multipliers are not even
+  stored: a replicate's totals are the full totals less the dropped PSU's, rescaled within
+  its stratum.
+- :class:`ReplicateDesign` takes weights supplied with the data (a panel vendor's
+  replicate columns), as R's ``svrepdesign(..., combined.weights=TRUE)``.
+
+A calibrated design (``rake``, ``poststratify``, linear ``calibrate``) recalibrates every
+replicate to the same population totals, as R's ``rake()``, ``postStratify()`` and
+``calibrate()`` of a replicate design do, so a calibrated margin has no variance. Raking and
+post-stratification multiply each replicate's weights by a factor per calibration cell (the
+cross of every margin), so they run on tables of replicate x cell sums, never on rows; a
+linear calibration multiplies them by ``1 + x' lambda_r``, so a replicate's sums are the
+uncalibrated sums of ``y`` and of ``y x_j``. R's degrees of freedom follow: recomputed after
+raking and post-stratification, kept after ``calibrate()``.
+
+Not done: ``calibrate()`` with the raking or logit functions or with bounds on replicates
+(R runs its Newton iterations per replicate on rows), trimmed raking of replicates, BRR and
+Fay's replicates made from a design (supplied ones are taken).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
+from functools import cached_property
+from typing import Any, Literal, cast
+
+import numpy as np
+import numpy.typing as npt
+import pandas as pd
+from scipy import sparse
+
+from surveykit.analysis._design import (
+    Design,
+    PostStratum,
+    Raking,
+    Regression,
+    _mask,
+    _Structure,
+)
+from surveykit.analysis._influence import FloatArray, Influence, IntArray
+from surveykit.errors import AnalysisInputError
+
+DesignMethod = Literal["auto", "jk1", "jkn", "bootstrap"]
+SuppliedMethod = Literal["jk1", "jkn", "bootstrap", "brr", "other"]
+DESIGN_METHODS = ("auto", "jk1", "jkn", "bootstrap")
+SUPPLIED_METHODS = ("jk1", "jkn", "bootstrap", "brr", "other")
+R_NAMES = {"jk1": "JK1", "jkn": "JKn", "bootstrap": "bootstrap", "brr": "BRR", "other": "other"}
+
+Sums = Callable[[FloatArray | None, IntArray, int], FloatArray]
+"""``sums(values, ids, size)``: per replicate (rows) and group, the weighted sums of
+``values`` (None: 1) over the rows of each group id (-1: none)."""
+
+DENSE_CELLS = 4_000_000
+"""Unit x group tables up to this many cells are dense (bincount); larger ones sparse."""
+
+CHUNK_CELLS = 8_000_000
+"""Unit x replicate multipliers are made this many cells at a time when they are made."""
+
+RANK_TOLERANCE = 1e-5
+"""Relative tolerance of the replicate weights' rank (R's ``qr(..., tol=1e-5)`` in degf)."""
+
+MAX_JACKKNIFE = 100_000
+"""A jackknife makes one replicate per PSU; beyond this many, the bootstrap is the way."""
+
+RAKING_SWEEPS = 1000
+RAKING_GAP = 1e-13
+
+
+@dataclass(frozen=True)
+class _Jackknife:
+    """Delete-one-PSU replicates, as coefficients rather than a PSU x replicate matrix.
+
+    Replicate ``r``'s totals are ``c1 * total + c2 * (its stratum's total) + c3 * (its
+    PSU's total)``: ``(1, a - 1, -a)`` drops a PSU and multiplies the others of its stratum
+    by ``a = n_h / (n_h - 1)``; ``(b, -b, 0)`` is R's replicate for a lonely PSU under
+    ``"adjust"`` (its stratum dropped, every other PSU times ``b = H / (H - 1)``).
+    """
+
+    psu: IntArray
+    stratum: IntArray
+    coef: FloatArray  # replicates x 3
+    psu_stratum: IntArray
+    n_strata: int
+
+    def totals(self, z: FloatArray | sparse.csr_matrix) -> FloatArray:
+        """Per replicate the totals, from the PSU totals ``z`` (PSUs x k)."""
+        indicator = sparse.csr_matrix(
+            (
+                np.ones(len(self.psu_stratum)),
+                (self.psu_stratum, np.arange(len(self.psu_stratum))),
+            ),
+            shape=(self.n_strata, len(self.psu_stratum)),
+        )
+        if isinstance(z, sparse.csr_matrix):
+            total = np.asarray(z.sum(axis=0)).ravel()
+            strata = np.asarray((indicator @ z).todense())
+            own = np.asarray(z[self.psu].todense())
+        else:
+            total = z.sum(axis=0)
+            strata = np.asarray(indicator @ z)
+            own = z[self.psu]
+        c = self.coef
+        return np.asarray(
+            c[:, :1] * total[None, :] + c[:, 1:2] * strata[self.stratum] + c[:, 2:] * own,
+            dtype=np.float64,
+        )
+
+    def columns(self, chosen: slice) -> FloatArray:
+        """The multipliers of replicates ``chosen`` (PSUs x replicates)."""
+        c = self.coef[chosen]
+        n = len(self.psu_stratum)
+        out = np.broadcast_to(c[:, 0], (n, len(c))).copy()
+        out += (self.psu_stratum[:, None] == self.stratum[chosen][None, :]) * c[:, 1]
+        out[self.psu[chosen], np.arange(len(c))] += c[:, 2]
+        return out
+
+    def rank(self, present: npt.NDArray[np.bool_]) -> int | None:
+        """The rank of the multipliers of the ``present`` PSUs, when a formula gives it.
+
+        With every stratum's PSUs all deleted in turn (no lonely PSU), the rows of PSUs that
+        are present are independent but for one relation per stratum whose PSUs are all
+        present, less one: rank = present PSUs - max(0, such strata - 1).
+        """
+        if (self.coef[:, 2] == 0).any():
+            return None
+        counts = np.bincount(self.psu_stratum, minlength=self.n_strata)
+        with_replicates = np.bincount(self.stratum, minlength=self.n_strata)
+        if (with_replicates != counts).any():
+            return None
+        shown = np.bincount(self.psu_stratum[present], minlength=self.n_strata)
+        whole = int(((shown == counts) & (counts > 0)).sum())
+        return int(present.sum()) - max(0, whole - 1)
+
+
+@dataclass(frozen=True)
+class _Replicates:
+    """The replicate weights of a design, in factored form.
+
+    Row ``i``'s weight in replicate ``r`` is ``row_scale[i] * M[psu[i], r] * G[r, cell[i]]``:
+    ``M`` the multipliers (PSUs x replicates, or rows x replicates when supplied; a
+    :class:`_Jackknife` when not stored), ``G`` the calibration factors (None: none). Sums
+    are taken over units, the distinct (PSU, cell) pairs.
+    """
+
+    psu: IntArray  # per row, its row of the multipliers
+    factors: FloatArray | None  # PSUs x replicates (None: jackknife)
+    jackknife: _Jackknife | None
+    row_scale: FloatArray  # base weights (1 for supplied combined weights), 0 outside a subset
+    scale: float
+    rscales: FloatArray
+    mse: bool
+    method: str
+    cells: IntArray | None = None  # per row, its calibration cell
+    calibration: FloatArray | None = None  # replicates x cells
+    units: IntArray | None = None  # per row its (PSU, cell) unit (None: its PSU)
+    unit_psu: IntArray | None = None
+    unit_cell: IntArray | None = None
+    greg: tuple[FloatArray, FloatArray] | None = None  # model matrix (rows x q), R x q
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def count(self) -> int:
+        """The number of replicates."""
+        return len(self.rscales)
+
+    @property
+    def n_psu(self) -> int:
+        """Rows of the multipliers."""
+        if self.factors is not None:
+            return int(self.factors.shape[0])
+        assert self.jackknife is not None
+        return len(self.jackknife.psu_stratum)
+
+    def _raw(self, chosen: slice) -> FloatArray:
+        """Multipliers of replicates ``chosen`` (PSUs x replicates), before calibration."""
+        if self.factors is not None:
+            return self.factors[:, chosen]
+        assert self.jackknife is not None
+        return self.jackknife.columns(chosen)
+
+    def _unit_codes(self) -> tuple[IntArray, int]:
+        if self.units is None:
+            return self.psu, self.n_psu
+        assert self.unit_psu is not None
+        return self.units, len(self.unit_psu)
+
+    def multipliers(self, chosen: slice) -> FloatArray:
+        """Per unit the multipliers of replicates ``chosen`` (units x replicates)."""
+        raw = self._raw(chosen)
+        if self.calibration is None:
+            return raw
+        assert self.unit_psu is not None and self.unit_cell is not None
+        return raw[self.unit_psu] * self.calibration[chosen][:, self.unit_cell].T
+
+    def _chunks(self, units: int) -> list[slice]:
+        step = max(1, CHUNK_CELLS // max(units, 1))
+        return [slice(a, min(a + step, self.count)) for a in range(0, self.count, step)]
+
+    def sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
+        """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size)."""
+        if self.greg is not None:
+            # weights times g_r = 1 + x' lambda_r: the sums of values and of values * x_j
+            matrix, coef = self.greg
+            inner = replace(self, greg=None)
+            out = inner.sums(values, ids, size)
+            for j in range(matrix.shape[1]):
+                x = matrix[:, j] if values is None else matrix[:, j] * values
+                out += coef[:, j : j + 1] * inner.sums(x, ids, size)
+            return out
+        units, n_units = self._unit_codes()
+        outside = (ids < 0) | (ids >= size)  # -1 or the spare bin ``size``: no group
+        if outside.any():
+            ids = np.where(outside, 0, ids)
+        # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
+        if values is None:
+            weight = np.where(outside, 0.0, self.row_scale)
+        else:
+            weight = self.row_scale * values
+            weight[outside] = 0.0
+        table = _table(units, ids, weight, n_units, size)
+        if self.calibration is None and self.jackknife is not None:
+            return self.jackknife.totals(table)
+        across = table.T.tocsr() if isinstance(table, sparse.csr_matrix) else table.T
+        if self.calibration is None and self.factors is not None:  # stored: no chunks
+            return np.asarray((across @ self.factors).T, dtype=np.float64)
+        out = np.empty((self.count, size))
+        for chosen in self._chunks(n_units):
+            out[chosen] = np.asarray((across @ self.multipliers(chosen)).T)
+        return out
+
+    def restricted(self, keep: npt.NDArray[np.bool_]) -> _Replicates:
+        """The replicates of a subset (rows outside weigh 0 in every replicate)."""
+        return replace(self, row_scale=np.where(keep, self.row_scale, 0.0))
+
+    # -- variance ---------------------------------------------------------------------
+
+    def vcov(self, thetas: FloatArray, estimate: FloatArray) -> FloatArray:
+        """R's ``svrVar`` of replicate estimates ``thetas`` (R x k) around ``estimate``."""
+        finite = np.isfinite(thetas)
+        used = finite & (self.rscales > 0)[:, None]
+        if self.mse:
+            centre = estimate
+        else:
+            counts = used.sum(axis=0)
+            total = np.where(used, thetas, 0.0).sum(axis=0)
+            with np.errstate(invalid="ignore", divide="ignore"):
+                centre = np.where(counts > 0, total / np.maximum(counts, 1), np.nan)
+        deviation = np.where(finite, thetas - centre[None, :], 0.0)
+        deviation = np.nan_to_num(deviation)
+        weighted = deviation * self.rscales[:, None]
+        return np.asarray(self.scale * (weighted.T @ deviation), dtype=np.float64)
+
+    # -- degrees of freedom -----------------------------------------------------------
+
+    @cached_property
+    def rank(self) -> int:
+        """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1)."""
+        if self.greg is not None:  # R's calibrate() keeps the design's degf
+            return replace(self, greg=None).rank
+        units, n_units = self._unit_codes()
+        present = np.zeros(n_units, dtype=bool)
+        present[units[self.row_scale != 0]] = True
+        if self.calibration is None and self.jackknife is not None:
+            known = self.jackknife.rank(present)
+            if known is not None:
+                return known
+        where = np.flatnonzero(present)
+        gram = np.zeros((self.count, self.count))
+        step = max(1, CHUNK_CELLS // max(self.count, 1))
+        raw = self.factors if self.factors is not None else self._raw(slice(None))
+        for start in range(0, len(where), step):
+            chosen = where[start : start + step]
+            if self.calibration is None:
+                block = raw[chosen]
+            else:
+                assert self.unit_psu is not None and self.unit_cell is not None
+                block = raw[self.unit_psu[chosen]] * self.calibration[:, self.unit_cell[chosen]].T
+            gram += block.T @ block
+        values = np.linalg.eigvalsh(gram)
+        top = float(values.max(initial=0.0))
+        return int((values > top * RANK_TOLERANCE**2).sum()) if top > 0 else 0
+
+    # -- calibration of every replicate -----------------------------------------------
+
+    def calibrated(self, margins: Sequence[tuple[IntArray, int]], after: FloatArray) -> _Replicates:
+        """Every replicate raked (one margin: post-stratified) to the totals of ``after``."""
+        if self.greg is not None:
+            raise AnalysisInputError(
+                "a replicate design calibrated with calibrate() cannot be raked or "
+                "post-stratified again; rake or post-stratify first, then calibrate"
+            )
+        previous = np.zeros(len(self.psu), dtype=np.int64) if self.cells is None else self.cells
+        combined = previous.copy()
+        for codes, size in margins:
+            combined = combined * size + codes
+        _, first, cells = np.unique(combined, return_index=True, return_inverse=True)
+        cells = np.asarray(cells, dtype=np.int64).ravel()
+        n_cells = len(first)
+        levels = [np.asarray(codes[first], dtype=np.int64) for codes, _ in margins]
+        targets = [
+            np.asarray(np.bincount(codes, weights=after, minlength=size), dtype=np.float64)
+            for codes, size in margins
+        ]
+        base = replace(
+            self, cells=None, calibration=None, units=None, unit_psu=None, unit_cell=None
+        )
+        tables = base.sums(None, cells, n_cells)  # replicates x cells, uncalibrated
+        factors = (
+            np.ones_like(tables)
+            if self.calibration is None
+            else self.calibration[:, previous[first]]
+        )
+        factors = _rake_tables(tables, factors, levels, [s for _, s in margins], targets)
+        pairs = self.psu * n_cells + cells
+        unique_pairs, units = np.unique(pairs, return_inverse=True)
+        return replace(
+            self,
+            cells=cells,
+            calibration=factors,
+            units=np.asarray(units, dtype=np.int64).ravel(),
+            unit_psu=np.asarray(unique_pairs // n_cells, dtype=np.int64),
+            unit_cell=np.asarray(unique_pairs % n_cells, dtype=np.int64),
+        )
+
+    def regression(self, matrix: FloatArray, population: FloatArray) -> _Replicates:
+        """Every replicate calibrated by GREG to ``population`` (R's ``regcalibrate``).
+
+        Replicate ``r``'s factors are ``g = 1 + x' lambda_r`` with ``lambda_r = (X' W_r
+        X)^-1 (population - X' w_r)``; the sums this needs are replicate sums of ``x_j``
+        and ``x_j x_k`` over the whole sample.
+        """
+        if self.greg is not None:
+            raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
+        q = matrix.shape[1]
+        everyone = np.zeros(len(self.psu), dtype=np.int64)
+        totals = np.column_stack([self.sums(matrix[:, j], everyone, 1)[:, 0] for j in range(q)])
+        cross = np.empty((self.count, q, q))
+        for j in range(q):
+            for k in range(j, q):
+                cross[:, j, k] = self.sums(matrix[:, j] * matrix[:, k], everyone, 1)[:, 0]
+                cross[:, k, j] = cross[:, j, k]
+        misfit = population[None, :] - totals
+        coef = np.asarray(np.linalg.solve(cross, misfit[:, :, None])[:, :, 0], dtype=np.float64)
+        return replace(self, greg=(matrix, coef))
+
+    def analysis_weights(self) -> FloatArray:
+        """The replicate weights per row (rows x replicates), R's ``weights(, "analysis")``."""
+        units, n_units = self._unit_codes()
+        out = np.empty((len(self.psu), self.count))
+        for chosen in self._chunks(n_units):
+            out[:, chosen] = self.multipliers(chosen)[units] * self.row_scale[:, None]
+        if self.greg is not None:
+            matrix, coef = self.greg
+            out *= 1.0 + matrix @ coef.T
+        return out
+
+
+def _table(
+    units: IntArray, ids: IntArray, weight: FloatArray, n_units: int, size: int
+) -> FloatArray | sparse.csr_matrix:
+    """Per unit and group the sums of ``weight`` (units x size), dense or sparse.
+
+    Rows of id -1 must have weight 0.
+    """
+    if n_units * size <= DENSE_CELLS:
+        key = units * size
+        key += ids
+        np.maximum(key, 0, out=key)  # a row outside (id -1, weight 0) of unit 0
+        table = np.bincount(key, weights=weight, minlength=n_units * size)
+        return np.asarray(table, dtype=np.float64).reshape(n_units, size)
+    ids = np.maximum(ids, 0)
+    return sparse.csr_matrix((weight, (units, ids)), shape=(n_units, size))
+
+
+def _rake_tables(
+    tables: FloatArray,
+    factors: FloatArray,
+    levels: Sequence[IntArray],
+    sizes: Sequence[int],
+    targets: Sequence[FloatArray],
+) -> FloatArray:
+    """Iterative proportional fitting of every replicate's cell table (replicates x cells)."""
+    indicators = [np.eye(size)[level] for level, size in zip(levels, sizes, strict=True)]
+    population = max(float(t.sum()) for t in targets) or 1.0
+    for _ in range(RAKING_SWEEPS):
+        for indicator, level, target in zip(indicators, levels, targets, strict=True):
+            margin = (tables * factors) @ indicator
+            ratio = np.divide(target[None, :], margin, out=np.ones_like(margin), where=margin > 0)
+            factors = factors * ratio[:, level]
+        if len(levels) == 1:
+            break
+        gap = max(
+            float(np.abs((tables * factors) @ ind - t[None, :]).max())
+            for ind, t in zip(indicators, targets, strict=True)
+        )
+        if gap <= RAKING_GAP * population:
+            break
+    return factors
+
+
+# -- building replicates from a design ------------------------------------------------
+
+
+def _jackknife(structure: _Structure, method: str) -> tuple[_Jackknife, float, FloatArray]:
+    """R's ``jk1weights`` / ``jknweights`` for the design's PSUs: replicates, scale, rscales."""
+    s = structure
+    h = len(s.n_psu)
+    n_h = s.n_psu.astype(np.float64)
+    finite = 1.0 - s.fraction
+    psus: list[IntArray] = []
+    strata: list[IntArray] = []
+    coef: list[FloatArray] = []
+    rscales: list[FloatArray] = []
+    for stratum in range(h):
+        members = np.flatnonzero(s.psu_stratum == stratum)
+        n = len(members)
+        if finite[stratum] <= 0:  # every PSU sampled: R drops its replicates
+            continue
+        if n == 1:
+            if s.lonely == "adjust" and h > 1:
+                b = h / (h - 1)
+                psus.append(members[:1])
+                strata.append(np.array([stratum], dtype=np.int64))
+                coef.append(np.array([[b, -b, 0.0]]))
+                rscales.append(np.array([(h - 1) / h]))
+            continue
+        a = n / (n - 1)
+        psus.append(members)
+        strata.append(np.full(n, stratum))
+        coef.append(np.tile([1.0, a - 1.0, -a], (n, 1)))
+        rscales.append(np.full(n, finite[stratum] * (n - 1) / n))
+    if not psus:
+        raise AnalysisInputError(
+            "replicates: every stratum was sampled whole or has one PSU, so there is no "
+            "replicate to make (you have the whole population)"
+        )
+    jackknife = _Jackknife(
+        psu=np.concatenate(psus).astype(np.int64),
+        stratum=np.concatenate(strata).astype(np.int64),
+        coef=np.vstack(coef),
+        psu_stratum=s.psu_stratum,
+        n_strata=h,
+    )
+    r = np.concatenate(rscales).astype(np.float64)
+    if method == "jk1":  # R keeps the JK1 factor in scale, not rscales
+        return jackknife, float(finite[0] * (n_h[0] - 1) / n_h[0]), np.ones(len(r))
+    return jackknife, 1.0, r
+
+
+def _bootstrap(
+    structure: _Structure, replicates: int, rng: np.random.Generator
+) -> tuple[FloatArray, float]:
+    """R's ``bootweights``: PSUs resampled with replacement in each stratum (PSUs x R)."""
+    s = structure
+    n_psu = len(s.psu_stratum)
+    out = np.zeros((n_psu, replicates))
+    counts = s.n_psu
+    for stratum in range(len(counts)):
+        members = np.flatnonzero(s.psu_stratum == stratum)
+        n = len(members)
+        if n == 0:
+            continue
+        if s.fraction[stratum] <= 0:
+            draws = rng.integers(0, n, size=(replicates, n))
+            offsets = np.arange(replicates)[:, None] * n
+            table = np.bincount((draws + offsets).ravel(), minlength=replicates * n)
+            out[members] = table.reshape(replicates, n).T
+        else:
+            # R samples n without replacement from the PSUs repeated to the population size.
+            population = round(n / s.fraction[stratum])
+            order = rng.permutation(n)
+            copies = np.full(n, population // n, dtype=np.int64)
+            copies[order[: population % n]] += 1
+            draws = rng.multivariate_hypergeometric(copies, n, size=replicates)
+            out[members] = draws.T
+    harmonic = 1.0 / float(np.mean(1.0 / counts[counts > 0]))
+    if harmonic <= 1:
+        raise AnalysisInputError(
+            "replicates: the bootstrap needs strata with at least 2 PSUs on average"
+        )
+    return out, harmonic / ((harmonic - 1) * (replicates - 1))
+
+
+def replicate_design(
+    design: Design,
+    method: str = "auto",
+    *,
+    replicates: int | None = None,
+    seed: int | np.random.Generator | None = None,
+    mse: bool = False,
+) -> ReplicateDesign:
+    """The replicate design of ``design``: R's ``as.svrepdesign(design, type=)``.
+
+    See :meth:`surveykit.analysis.Design.replicates`.
+    """
+    if isinstance(design, ReplicateDesign):
+        raise AnalysisInputError("replicates: the design already has replicate weights")
+    if method not in DESIGN_METHODS:
+        raise AnalysisInputError(
+            f"replicates: method must be one of {list(DESIGN_METHODS)}, not {method!r}"
+        )
+    s = design.structure
+    stratified = design.n_strata > 1
+    if method == "auto":
+        method = "jkn" if stratified else "jk1"
+    if method == "jk1" and stratified:
+        raise AnalysisInputError(
+            f"replicates: method='jk1' is for an unstratified design; this one has "
+            f"{design.n_strata} strata: use method='jkn' or 'bootstrap' (R: \"Can't use JK1 "
+            'for a stratified design")'
+        )
+    if method == "jkn" and not stratified:
+        raise AnalysisInputError(
+            "replicates: method='jkn' is for a stratified design; this one has no strata: "
+            "use method='jk1' or 'bootstrap' (R: \"Must use JK1 or bootstrap for an "
+            'unstratified design")'
+        )
+    if replicates is not None and method != "bootstrap":
+        raise AnalysisInputError(
+            f"replicates: method={method!r} makes one replicate per PSU; replicates= is for "
+            "the bootstrap"
+        )
+    base = design._base
+    jackknife: _Jackknife | None = None
+    factors: FloatArray | None = None
+    if method == "bootstrap":
+        count = 50 if replicates is None else replicates
+        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 2:
+            raise AnalysisInputError(
+                f"replicates: replicates= must be a whole number >= 2, not {replicates!r}"
+            )
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        factors, scale = _bootstrap(s, int(count), rng)
+        rscales = np.ones(int(count))
+    else:
+        if design.n_psu > MAX_JACKKNIFE:
+            raise AnalysisInputError(
+                f"replicates: method={method!r} makes one replicate per PSU, "
+                f"{design.n_psu:,} here (each respondent is a PSU without psu=); use "
+                "method='bootstrap' with replicates= (R would need a PSUs x PSUs matrix)"
+            )
+        jackknife, scale, rscales = _jackknife(s, method)
+    reps = _Replicates(
+        psu=s.psu,
+        factors=factors,
+        jackknife=jackknife,
+        row_scale=base,
+        scale=scale,
+        rscales=rscales,
+        mse=bool(mse),
+        method=method,
+    )
+    for step in design._steps:
+        if isinstance(step, PostStratum):
+            reps = reps.calibrated([(step.codes, step.size)], step.after)
+        elif isinstance(step, Raking):
+            reps = reps.calibrated(step.margins, step.after)
+        else:
+            reps = reps.regression(step.matrix, _linear_population(step))
+    reps = reps.restricted(design.weights_array != 0)
+    return ReplicateDesign._of(design, reps)
+
+
+def _linear_population(step: Regression) -> FloatArray:
+    """The totals of a linear (GREG) calibration, which every replicate is calibrated to.
+
+    Replicates are recalibrated by R's ``regcalibrate``, which is ``calibrate()`` with the
+    linear function and no bounds; other calibration functions would need a Newton
+    solution per replicate on rows, which is not done here.
+    """
+    g = step.g
+    has = step.before > 0
+    beta, *_ = np.linalg.lstsq(step.matrix[has], g[has] - 1.0, rcond=None)
+    if np.abs(step.matrix[has] @ beta - (g[has] - 1.0)).max() > 1e-8 * max(1.0, np.abs(g).max()):
+        raise AnalysisInputError(
+            "replicates: only a linear calibrate() (method='linear', bounds not reached) can "
+            "recalibrate every replicate; rake() and poststratify() can too"
+        )
+    return np.asarray(step.matrix.T @ (step.before * g), dtype=np.float64)
+
+
+# -- the design -------------------------------------------------------------------------
+
+
+class ReplicateDesign(Design):
+    """A survey design with replicate weights (R's ``svrepdesign``).
+
+    Every ``sk.analysis`` estimate takes it where it takes a :class:`Design`; standard
+    errors then come from the replicates: ``V = scale * sum_r rscales_r (theta_r -
+    centre)^2`` (R's ``svrVar``), centred on the mean of the replicates (``mse=False``,
+    R's default) or on the full-sample estimate (``mse=True``). Degrees of freedom are the
+    rank of the replicate weights less one (R's ``degf()``).
+
+    This constructor takes replicate weights supplied with the data, as R's
+    ``svrepdesign(data=, weights=, repweights=, type=, scale=, rscales=,
+    combined.weights=TRUE)``: each replicate column is a full weight (not a multiplier).
+    ``design.replicates()`` makes them from a design's strata and PSUs instead.
+
+    Args:
+        data: one row per respondent.
+        weights: the full-sample weights, a column name or a Series (None: every weight 1).
+        replicate_weights: the replicate weights: a list of column names of ``data``, a
+            DataFrame with ``data``'s index, or an array (rows x replicates).
+        method: how they were made, which sets the defaults of ``scale`` and ``rscales``:
+            ``"jk1"`` (scale ``(R - 1) / R``), ``"jkn"`` (``rscales`` required),
+            ``"bootstrap"`` (scale ``1 / (R - 1)``), ``"brr"`` (scale ``1 / R``, fixed) or
+            ``"other"`` (scale 1).
+        scale: the overall multiplier of the variance.
+        rscales: one multiplier per replicate (or one for all; default 1).
+        mse: centre the variance on the full-sample estimate instead of the replicates'
+            mean.
+
+    Example:
+        >>> design = sk.ReplicateDesign(
+        ...     df, weights="w", replicate_weights=[f"rw{i}" for i in range(1, 81)],
+        ...     method="jk1")  # doctest: +SKIP
+        >>> sk.analysis.means(design, "Q3", by="region")  # doctest: +SKIP
+    """
+
+    _replicates: _Replicates
+
+    def __init__(
+        self,
+        data: pd.DataFrame,
+        *,
+        weights: str | pd.Series | None = None,
+        replicate_weights: Sequence[str] | pd.DataFrame | npt.ArrayLike,
+        method: SuppliedMethod,
+        scale: float | None = None,
+        rscales: float | npt.ArrayLike | None = None,
+        mse: bool = False,
+    ) -> None:
+        super().__init__(data, weights=weights)
+        if method not in SUPPLIED_METHODS:
+            raise AnalysisInputError(
+                f"ReplicateDesign: method must be one of {list(SUPPLIED_METHODS)}, not {method!r}"
+            )
+        matrix, names = _supplied_weights(data, replicate_weights)
+        count = matrix.shape[1]
+        the_scale, the_rscales = _scales(method, count, scale, rscales)
+        self._replicates = _Replicates(
+            psu=np.arange(len(data), dtype=np.int64),
+            factors=matrix,
+            jackknife=None,
+            row_scale=np.ones(len(data)),
+            scale=the_scale,
+            rscales=the_rscales,
+            mse=bool(mse),
+            method=method,
+            notes=tuple(names),
+        )
+
+    @classmethod
+    def _of(cls, design: Design, replicates: _Replicates) -> ReplicateDesign:
+        new = object.__new__(cls)
+        new.__dict__.update(design.__dict__)
+        new._calibration = list(design.calibration)
+        new._replicates = replicates
+        return new
+
+    # -- what it is ---------------------------------------------------------------------
+
+    @property
+    def method(self) -> str:
+        """How the replicates were made: jk1, jkn, bootstrap, brr or other."""
+        return self._replicates.method
+
+    @property
+    def n_replicates(self) -> int:
+        """The number of replicates."""
+        return self._replicates.count
+
+    @property
+    def scale(self) -> float:
+        """The variance's overall multiplier (R's ``scale``)."""
+        return self._replicates.scale
+
+    @property
+    def rscales(self) -> FloatArray:
+        """Each replicate's multiplier of the variance (R's ``rscales``)."""
+        return self._replicates.rscales.copy()
+
+    @property
+    def mse(self) -> bool:
+        """Whether variances are centred on the full-sample estimate (else the replicates')."""
+        return self._replicates.mse
+
+    @property
+    def degrees_of_freedom(self) -> int:
+        """The rank of the replicate weights less one (R's ``degf()`` of a svrep design)."""
+        return self._replicates.rank - 1
+
+    @property
+    def variance_method(self) -> str:
+        """How standard errors are computed, in words (for reports)."""
+        centre = "the full-sample estimate" if self.mse else "the replicates' mean"
+        calibrated = ", each recalibrated" if self.calibrated else ""
+        return (
+            f"replicate weights ({R_NAMES[self.method]}, {self.n_replicates} replicates"
+            f"{calibrated}; centred on {centre})"
+        )
+
+    def describe(self) -> str:
+        """One line saying what the design is, in R's terms."""
+        return super().describe() + f"; {self.variance_method}"
+
+    def replicate_weights(self) -> pd.DataFrame:
+        """Every replicate's weights per row (R's ``weights(design, "analysis")``).
+
+        This writes out a rows x replicates table, which estimates never need.
+        """
+        values = self._replicates.analysis_weights()
+        columns = [f"replicate_{r + 1}" for r in range(values.shape[1])]
+        return pd.DataFrame(values, index=self.data.index, columns=columns)
+
+    # -- new designs from this one ----------------------------------------------------
+
+    def subset(self, mask: pd.Series | npt.ArrayLike) -> ReplicateDesign:
+        """The design restricted to ``mask`` (every replicate too), as R's ``subset()``."""
+        keep = _mask(self.data, mask)
+        new = cast(ReplicateDesign, super().subset(keep))
+        new._replicates = self._replicates.restricted(keep)
+        return new
+
+    def rake(
+        self,
+        targets: Mapping[Any, Mapping[Any, float]],
+        *,
+        max_iter: int = 100,
+        tol: float = 1e-6,
+        trim: tuple[float | None, float | None] | None = None,
+    ) -> ReplicateDesign:
+        """The design and every replicate raked to ``targets`` (R's ``rake()``).
+
+        See :meth:`Design.rake`; ``trim=`` is not available on replicates.
+        """
+        if trim is not None:
+            raise AnalysisInputError("rake: trim= is not available on a replicate design")
+        new = cast(ReplicateDesign, super().rake(targets, max_iter=max_iter, tol=tol))
+        step = new._steps[-1]
+        assert isinstance(step, Raking)
+        new._replicates = self._replicates.calibrated(step.margins, step.after)
+        return new
+
+    def poststratify(self, column: str, shares: Mapping[Any, float]) -> ReplicateDesign:
+        """The design and every replicate post-stratified on ``column`` (R's ``postStratify``).
+
+        See :meth:`Design.poststratify`.
+        """
+        new = cast(ReplicateDesign, super().poststratify(column, shares))
+        step = new._steps[-1]
+        assert isinstance(step, PostStratum)
+        new._replicates = self._replicates.calibrated([(step.codes, step.size)], step.after)
+        return new
+
+    def calibrate(
+        self,
+        totals: Mapping[Any, float | Mapping[Any, float]],
+        *,
+        method: Literal["linear", "raking", "logit"] = "linear",
+        bounds: tuple[float, float] | None = None,
+        population: float | None = None,
+        max_iter: int = 50,
+        tol: float = 1e-7,
+    ) -> ReplicateDesign:
+        """The design and every replicate calibrated by GREG (R's ``calibrate``, linear).
+
+        See :meth:`Design.calibrate`. Only the linear calibration without bounds is
+        available on replicates (R's ``regcalibrate``): every replicate gets its own
+        ``g = 1 + x' lambda_r`` meeting the same totals.
+        """
+        if method != "linear" or bounds is not None:
+            raise AnalysisInputError(
+                "calibrate: a replicate design takes method='linear' without bounds only"
+            )
+        new = cast(
+            ReplicateDesign,
+            super().calibrate(
+                totals, method=method, population=population, max_iter=max_iter, tol=tol
+            ),
+        )
+        step = new._steps[-1]
+        assert isinstance(step, Regression)
+        new._replicates = self._replicates.regression(step.matrix, _linear_population(step))
+        return new
+
+    # -- variance ---------------------------------------------------------------------
+
+    def vcov(self, influence: Influence) -> FloatArray:
+        """Not defined: a replicate design's variances come from re-estimating."""
+        raise AnalysisInputError(
+            "a replicate design has no linearised variance; its estimates use replicate_vcov"
+        )
+
+    def replicate_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
+        """Per replicate and group id the weighted sums of ``values`` (replicates x size)."""
+        return self._replicates.sums(values, ids, size)
+
+    def replicate_vcov(
+        self, statistic: Callable[[Sums], FloatArray], estimate: FloatArray
+    ) -> FloatArray:
+        """R's ``svrVar`` of ``statistic``: re-estimated with every replicate's weights.
+
+        ``statistic(sums)`` computes the estimates (replicates x k) from weighted sums
+        given by ``sums(values, ids, size)``; ``estimate`` is the full-sample one (k).
+        """
+        thetas = np.asarray(statistic(self.replicate_sums), dtype=np.float64)
+        thetas = thetas.reshape(self.n_replicates, -1)
+        return self._replicates.vcov(thetas, np.asarray(estimate, dtype=np.float64).ravel())
+
+
+def _supplied_weights(
+    data: pd.DataFrame, replicate_weights: Sequence[str] | pd.DataFrame | npt.ArrayLike
+) -> tuple[FloatArray, list[str]]:
+    """The supplied replicate weights as a rows x replicates float array, and their names."""
+    if isinstance(replicate_weights, pd.DataFrame):
+        if not replicate_weights.index.equals(data.index):
+            raise AnalysisInputError(
+                "replicate_weights: the DataFrame's index must be the data's index"
+            )
+        frame = replicate_weights
+    elif isinstance(replicate_weights, str):
+        raise AnalysisInputError(
+            "replicate_weights: give a list of column names, a DataFrame or an array, not "
+            f"one name ({replicate_weights!r})"
+        )
+    elif isinstance(replicate_weights, Sequence) and all(
+        isinstance(c, str) for c in replicate_weights
+    ):
+        missing = [c for c in replicate_weights if c not in data.columns]
+        if missing:
+            raise AnalysisInputError(
+                f"replicate_weights: no column {missing[0]!r} in the data"
+                + (f" ({len(missing)} missing)" if len(missing) > 1 else "")
+                + f"; columns are {[str(c) for c in data.columns]}"
+            )
+        frame = data[list(replicate_weights)]
+    else:
+        array = np.asarray(replicate_weights)
+        if array.ndim != 2 or array.shape[0] != len(data):
+            raise AnalysisInputError(
+                f"replicate_weights: an array needs one row per respondent ({len(data)}) and "
+                f"one column per replicate, got shape {array.shape}"
+            )
+        frame = pd.DataFrame(array, index=data.index)
+    names = [str(c) for c in frame.columns]
+    if frame.shape[1] < 2:
+        raise AnalysisInputError(
+            f"replicate_weights: at least 2 replicates are needed, got {frame.shape[1]}"
+        )
+    try:
+        matrix = np.ascontiguousarray(frame.to_numpy(dtype=np.float64))
+    except (TypeError, ValueError):
+        matrix = None
+    if matrix is not None and matrix.size:
+        low, high = matrix.min(), matrix.max()  # NaN fails both; no rows x R temporaries
+        if low >= 0 and np.isfinite(high):
+            return matrix, names
+    matrix = np.empty(frame.shape, dtype=np.float64)
+    for j, name in enumerate(frame.columns):
+        column = frame.iloc[:, j]
+        values = np.asarray(pd.to_numeric(column, errors="coerce"), dtype=np.float64)
+        bad = ~np.isfinite(values) | (values < 0)
+        if bad.any():
+            at = int(np.flatnonzero(bad)[0])
+            value = column.iloc[at]
+            value = value.item() if isinstance(value, np.generic) else value
+            what = "no weight" if pd.isna(value) else f"{value!r}, not a finite number >= 0"
+            raise AnalysisInputError(
+                f"replicate weights {name!r}: row {data.index[at]!r} has {what}; "
+                f"{int(bad.sum())} row(s) like it"
+            )
+        matrix[:, j] = values
+    return matrix, names
+
+
+def _scales(
+    method: str, count: int, scale: float | None, rscales: float | npt.ArrayLike | None
+) -> tuple[float, FloatArray]:
+    """R's ``svrepdesign`` defaults of ``scale`` and ``rscales`` for combined weights."""
+    if scale is not None and (
+        isinstance(scale, bool) or not np.isfinite(float(scale)) or float(scale) <= 0
+    ):
+        raise AnalysisInputError(f"scale must be a finite number > 0, not {scale!r}")
+    if method == "brr" and scale is not None:
+        raise AnalysisInputError(
+            "scale: method='brr' has scale 1/R, its own (use method='other' for another)"
+        )
+    if method == "jkn" and rscales is None:
+        raise AnalysisInputError(
+            "rscales: method='jkn' needs rscales, each replicate's (n_h - 1) / n_h (R: "
+            '"Must provide rscales for combined JKn weights")'
+        )
+    defaults = {"jk1": (count - 1) / count, "bootstrap": 1 / (count - 1), "brr": 1 / count}
+    the_scale = float(scale) if scale is not None else defaults.get(method, 1.0)
+    if rscales is None:
+        the_rscales = np.ones(count)
+    else:
+        given = np.asarray(rscales, dtype=np.float64).ravel()
+        if given.size == 1:
+            given = np.full(count, float(given[0]))
+        if given.size != count:
+            raise AnalysisInputError(
+                f"rscales has {given.size} values; it needs one per replicate ({count})"
+            )
+        if not np.isfinite(given).all() or (given < 0).any():
+            raise AnalysisInputError("rscales must be finite numbers >= 0")
+        the_rscales = given
+    return the_scale, the_rscales
+
+
+__all__ = ["ReplicateDesign", "Sums", "replicate_design"]

@@ -1,0 +1,401 @@
+"""Replicate-weight designs against R's survey package (tools/r_reference/replicates.R).
+
+R's figures are committed in fixtures/r_replicates.json; these tests never run R.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+
+import surveykit as sk
+from surveykit import analysis as sa
+from surveykit.analysis._replicates import _Jackknife
+
+FIXTURES = Path(__file__).parent / "fixtures"
+R = json.loads((FIXTURES / "r_replicates.json").read_text())
+REL = 1e-6
+ABS_VARIANCE = 1e-20  # per squared unit of the estimate: a calibrated margin's 0 is ~1e-27
+
+POPULATION = {"sch.wide": {"No": 1100, "Yes": 5094}, "awards": {"No": 2300, "Yes": 3894}}
+STYPE_TOTALS = {"E": 4421, "H": 755, "M": 1018}
+GREG: dict[str, Any] = {"stype": STYPE_TOTALS, "enroll": 3_700_000.0}
+
+
+def data(name: str) -> pd.DataFrame:
+    return pd.read_csv(FIXTURES / "data" / f"rep_{name}.csv")
+
+
+def clus1() -> sk.Design:
+    return sk.Design(data("apiclus1"), weights="pw", psu="dnum", fpc="fpc")
+
+
+def strat() -> sk.Design:
+    return sk.Design(data("apistrat"), weights="pw", strata="stype", fpc="fpc")
+
+
+def boot() -> sk.ReplicateDesign:
+    frame = data("apiclus1")
+    weights = pd.read_csv(FIXTURES / "data" / "rep_apiclus1_boot_repweights.csv")
+    return sk.ReplicateDesign(
+        frame,
+        weights="pw",
+        replicate_weights=weights.set_axis(frame.index),
+        method="bootstrap",
+        scale=R["apiclus1_boot"]["scale"],
+    )
+
+
+CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
+    "apiclus1_jk1": (lambda: clus1().replicates("jk1"), "avg.ed"),
+    "apiclus1_jk1_mse": (lambda: clus1().replicates("jk1", mse=True), "avg.ed"),
+    "apistrat_jkn": (lambda: strat().replicates("jkn"), "acs.46"),
+    "apisrs_jk1": (lambda: sk.Design(data("apisrs"), weights="pw").replicates(), "acs.46"),
+    "apiclus1_boot": (boot, "avg.ed"),
+    "apistrat_jkn_raked": (lambda: strat().rake(POPULATION).replicates("jkn"), "acs.46"),
+    "apistrat_jkn_then_raked": (lambda: strat().replicates("jkn").rake(POPULATION), "acs.46"),
+    "apiclus1_jk1_post": (
+        lambda: clus1().replicates("jk1").poststratify("stype", STYPE_TOTALS),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_greg": (lambda: clus1().calibrate(GREG).replicates("jk1"), "avg.ed"),
+    "apiclus1_jk1_then_greg": (lambda: clus1().replicates("jk1").calibrate(GREG), "avg.ed"),
+    **{
+        f"apistrat_lonely_{rule}": (
+            lambda rule=rule: sk.Design(
+                data("apistrat_lonely"), weights="pw", strata="stratum", lonely_psu=rule
+            ).replicates("jkn"),
+            "acs.46",
+        )
+        for rule in ("adjust", "remove", "certainty")
+    },
+}
+R_CASE = {
+    "apistrat_jkn_then_raked": "apistrat_jkn_raked",
+    "apiclus1_jk1_then_greg": "apiclus1_jk1_greg",
+}
+
+
+def _figures(frame: pd.DataFrame, options: int = 1) -> dict[str, Any]:
+    """Estimate, variance and deff in R's order (svyby: option-major)."""
+    out = {
+        "estimate": frame["estimate"].to_numpy(),
+        "variance": frame["se"].to_numpy() ** 2,
+        "deff": frame["deff"].to_numpy() if "deff" in frame else None,
+    }
+    if options > 1:
+        out = {k: None if v is None else v.reshape(-1, options).T.ravel() for k, v in out.items()}
+    return out
+
+
+STATISTICS: dict[str, Callable[[sk.Design, str], dict[str, Any]]] = {
+    "mean": lambda d, na: _figures(sa.means(d, "api00")),
+    "mean_missing": lambda d, na: _figures(sa.means(d, na)),
+    "proportions": lambda d, na: _figures(sa.proportions(d, "stype")),
+    "total": lambda d, na: _figures(sa.totals(d, "enroll")),
+    "ratio": lambda d, na: _figures(sa.ratio(d, "api00", "api99")),
+    "nps": lambda d, na: _figures(sa.nps(d, "nps_q")),
+    "mean_by": lambda d, na: _figures(sa.means(d, "api00", by="stype")),
+    "mean_missing_by": lambda d, na: _figures(sa.means(d, na, by="sch.wide")),
+    "proportions_by": lambda d, na: _figures(sa.proportions(d, "awards", by="stype"), 2),
+    "total_by": lambda d, na: _figures(sa.totals(d, "enroll", by="stype")),
+    "ratio_by": lambda d, na: _figures(sa.ratio(d, "api00", "api99", by="stype")),
+    "mean_sparse_by": lambda d, na: _figures(sa.means(d, "api00", by="dgroup")),
+}
+
+
+@pytest.fixture(scope="module", params=list(CASES))
+def case(request: pytest.FixtureRequest) -> tuple[str, sk.Design, str]:
+    make, missing = CASES[request.param]
+    return R_CASE.get(request.param, request.param), make(), missing
+
+
+@pytest.mark.parametrize("statistic", list(STATISTICS))
+def test_matches_r(case: tuple[str, sk.Design, str], statistic: str) -> None:
+    name, design, missing = case
+    ours = STATISTICS[statistic](design, missing)
+    theirs = {
+        k: np.atleast_1d(np.asarray(v, dtype=float))
+        for k, v in R[name][statistic].items()
+        if v != {}  # R's NULL: no design effect
+    }
+    assert ours["estimate"] == pytest.approx(theirs["estimate"], rel=REL)
+    zero = ABS_VARIANCE * max(1.0, float(np.nanmax(np.abs(theirs["estimate"]))) ** 2)
+    assert ours["variance"] == pytest.approx(theirs["variance"], rel=REL, abs=zero)
+    if theirs.get("deff", np.array([])).size:  # R gives none for svyby proportions, ratios
+        assert ours["deff"] == pytest.approx(theirs["deff"], rel=REL, abs=1e-15)
+
+
+def test_degrees_of_freedom_scale_and_rscales_match_r(case: tuple[str, sk.Design, str]) -> None:
+    name, design, _ = case
+    assert isinstance(design, sk.ReplicateDesign)
+    assert design.degrees_of_freedom == R[name]["degf"]
+    assert design.scale == pytest.approx(R[name]["scale"], rel=1e-12)
+    assert np.sort(design.rscales) == pytest.approx(np.sort(R[name]["rscales"]), rel=1e-12)
+    assert design.n_replicates == len(R[name]["rscales"])
+
+
+def test_raked_margin_has_no_variance_on_replicates() -> None:
+    design = strat().rake(POPULATION).replicates("jkn")
+    figures = sa.proportions(design, "sch.wide")
+    assert figures["estimate"].to_numpy() == pytest.approx(
+        R["apistrat_jkn_raked"]["margin"]["estimate"], rel=REL
+    )
+    assert (figures["se"].to_numpy() < 1e-10).all()
+    # R's as.svrepdesign() of the raked design does not recalibrate (the margin keeps a
+    # variance); the documented difference.
+    assert R["apistrat_raked_then_jkn"]["margin"]["variance"][0] > 1e-4
+
+
+def test_intervals_use_the_replicate_degrees_of_freedom() -> None:
+    design = clus1().replicates("jk1")
+    frame = sa.means(design, "api00")
+    assert frame.attrs["degrees_of_freedom"] == 14
+    assert "JK1" in frame.attrs["variance"] and "replicates' mean" in frame.attrs["variance"]
+    from scipy import stats
+
+    half = stats.t.ppf(0.975, 14) * frame["se"].iloc[0]
+    assert frame["ci_high"].iloc[0] - frame["estimate"].iloc[0] == pytest.approx(half)
+
+
+def test_bootstrap_from_a_design_is_seeded_and_unbiased_for_a_total() -> None:
+    design = strat()
+    one = design.replicates("bootstrap", replicates=200, seed=7)
+    two = design.replicates("bootstrap", replicates=200, seed=7)
+    assert one.n_replicates == 200
+    # every replicate's counts sum to n_h in each stratum: rank PSUs - strata + 1 (R's too)
+    assert one.degrees_of_freedom == 200 - 3
+    a, b = sa.totals(one, "enroll"), sa.totals(two, "enroll")
+    assert a["se"].iloc[0] == b["se"].iloc[0]
+    # the rescaled bootstrap estimates the linearised variance (with its fpc): within the
+    # bootstrap's own noise (200 replicates: about 10% on the se)
+    linear = sa.totals(design, "enroll")["se"].iloc[0]
+    assert a["se"].iloc[0] == pytest.approx(linear, rel=0.25)
+    weights = one.replicate_weights()
+    assert weights.shape == (200, 200)
+    assert (weights.to_numpy() >= 0).all()
+
+
+def test_replicate_weights_are_the_base_weights_times_psu_multipliers() -> None:
+    design = clus1().replicates("jk1")
+    weights = design.replicate_weights().to_numpy()
+    pw = data("apiclus1")["pw"].to_numpy()
+    # JK1 drops one PSU per replicate and scales the others by n / (n - 1)
+    assert set(np.round(np.unique(weights / pw[:, None]), 12)) == {0.0, round(15 / 14, 12)}
+    assert ((weights == 0).sum(axis=1) == 1).all()
+
+
+def test_subset_zeroes_every_replicate() -> None:
+    design = clus1().replicates("jk1")
+    frame = design.data
+    sub = design.subset(frame["stype"] == "E")
+    by = sa.means(design, "api00", by="stype")
+    alone = sa.means(sub, "api00")
+    assert alone["estimate"].iloc[0] == pytest.approx(by["estimate"].iloc[0], rel=1e-12)
+    assert alone["se"].iloc[0] == pytest.approx(by["se"].iloc[0], rel=1e-12)
+    assert isinstance(sub, sk.ReplicateDesign)
+
+
+# -- JK1 against linearisation --------------------------------------------------------
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_jk1_equals_linearisation_for_totals_and_is_close_for_means(seed: int) -> None:
+    """JK1 on an unstratified, unclustered design: exact for a total; a mean within 5/n.
+
+    A total is linear, so its jackknife variance (n-1)/n sum (T_r - mean T_r)^2 is exactly
+    n/(n-1) sum (z_i - mean z)^2, the linearised one. A mean is a ratio: its jackknife
+    variance differs from the linearised one by O(1/n); with n = 400 weights from 1 to 5 we
+    test |se_JK / se_lin - 1| < 5 / n.
+    """
+    rng = np.random.default_rng(seed)
+    n = 400
+    frame = pd.DataFrame({"w": rng.uniform(1, 5, n), "y": rng.gamma(2.0, 3.0, n)})
+    frame.loc[rng.choice(n, 20, replace=False), "y"] = np.nan
+    frame["g"] = rng.choice(["a", "b", "c"], n)
+    design = sk.Design(frame, weights="w")
+    jk = design.replicates("jk1")
+    assert jk.degrees_of_freedom == design.degrees_of_freedom == n - 1
+    for by in (None, "g"):
+        linear_total = sa.totals(design, "y", by=by)["se"].to_numpy()
+        jk_total = sa.totals(jk, "y", by=by)["se"].to_numpy()
+        assert jk_total == pytest.approx(linear_total, rel=1e-10)
+        linear = sa.means(design, "y", by=by)["se"].to_numpy()
+        jk_mean = sa.means(jk, "y", by=by)["se"].to_numpy()
+        assert np.abs(jk_mean / linear - 1).max() < 5 / n
+
+
+def test_jkn_rank_formula_matches_a_numerical_rank() -> None:
+    rng = np.random.default_rng(3)
+    psu_stratum = np.repeat(np.arange(4), [3, 5, 2, 6])
+    design = sk.Design(
+        pd.DataFrame({"h": psu_stratum, "p": np.arange(len(psu_stratum)), "y": 1.0}),
+        strata="h",
+        psu="p",
+    ).replicates("jkn")
+    jackknife = design._replicates.jackknife
+    assert isinstance(jackknife, _Jackknife)
+    dense = jackknife.columns(slice(None))
+    for _ in range(30):
+        present = rng.random(len(psu_stratum)) < rng.uniform(0.2, 1.0)
+        expected = np.linalg.matrix_rank(dense[present]) if present.any() else 0
+        assert jackknife.rank(present) == expected
+
+
+# -- supplied replicate weights -------------------------------------------------------
+
+
+def _panel() -> pd.DataFrame:
+    rng = np.random.default_rng(1)
+    frame = pd.DataFrame({"w": rng.uniform(1, 3, 50), "y": rng.normal(size=50)})
+    for r in range(4):
+        frame[f"rw{r}"] = frame["w"] * rng.uniform(0.5, 1.5, 50)
+    return frame
+
+
+def test_supplied_weights_by_columns_frame_or_array_agree() -> None:
+    frame = _panel()
+    names = [f"rw{r}" for r in range(4)]
+    by_name = sk.ReplicateDesign(frame, weights="w", replicate_weights=names, method="jk1")
+    by_frame = sk.ReplicateDesign(frame, weights="w", replicate_weights=frame[names], method="jk1")
+    by_array = sk.ReplicateDesign(
+        frame, weights="w", replicate_weights=frame[names].to_numpy(), method="jk1"
+    )
+    se = [sa.means(d, "y")["se"].iloc[0] for d in (by_name, by_frame, by_array)]
+    assert se[0] == se[1] == se[2]
+    assert by_name.scale == pytest.approx(3 / 4)
+    # by hand: R's svrVar around the replicates' mean
+    w = frame[names].to_numpy()
+    thetas = (w * frame["y"].to_numpy()[:, None]).sum(axis=0) / w.sum(axis=0)
+    assert se[0] ** 2 == pytest.approx(0.75 * ((thetas - thetas.mean()) ** 2).sum())
+
+
+@pytest.mark.parametrize(
+    ("method", "scale", "rscales", "expected"),
+    [
+        ("bootstrap", None, None, (1 / 3, 1.0)),
+        ("brr", None, None, (1 / 4, 1.0)),
+        ("other", None, None, (1.0, 1.0)),
+        ("jkn", None, [0.5, 0.5, 0.75, 0.75], (1.0, 0.5)),
+        ("other", 2.0, 0.25, (2.0, 0.25)),
+    ],
+)
+def test_supplied_scale_defaults_follow_r(
+    method: Any, scale: Any, rscales: Any, expected: tuple[float, float]
+) -> None:
+    frame = _panel()
+    design = sk.ReplicateDesign(
+        frame,
+        weights="w",
+        replicate_weights=[f"rw{r}" for r in range(4)],
+        method=method,
+        scale=scale,
+        rscales=rscales,
+    )
+    assert design.scale == pytest.approx(expected[0])
+    assert design.rscales[0] == pytest.approx(expected[1])
+
+
+@pytest.mark.parametrize(
+    ("change", "kwargs", "message"),
+    [
+        (lambda f: f.assign(rw2=f["rw2"].where(f.index != 7)), {}, r"'rw2': row 7 has no weight"),
+        (lambda f: f.assign(rw1=f["rw1"].where(f.index != 3, -1.0)), {}, r"'rw1': row 3 has -1.0"),
+        (lambda f: f.drop(columns="rw3"), {}, r"no column 'rw3'"),
+        (lambda f: f, {"method": "fay"}, r"method must be one of"),
+        (lambda f: f, {"method": "jkn"}, r"rscales: method='jkn' needs rscales"),
+        (lambda f: f, {"rscales": [1, 2]}, r"rscales has 2 values; it needs one per replicate"),
+        (lambda f: f, {"method": "brr", "scale": 0.5}, r"method='brr' has scale 1/R"),
+        (lambda f: f, {"replicate_weights": "rw0"}, r"not one name"),
+        (lambda f: f, {"replicate_weights": np.ones((3, 2))}, r"one row per respondent"),
+        (lambda f: f, {"replicate_weights": ["rw0"]}, r"at least 2 replicates"),
+    ],
+    ids=[
+        "missing",
+        "negative",
+        "absent-column",
+        "unknown-method",
+        "jkn-without-rscales",
+        "rscales-length",
+        "brr-scale",
+        "one-name",
+        "array-shape",
+        "one-replicate",
+    ],
+)
+def test_bad_supplied_weights_are_named(
+    change: Callable[[pd.DataFrame], pd.DataFrame], kwargs: dict[str, Any], message: str
+) -> None:
+    frame = change(_panel())
+    arguments: dict[str, Any] = {
+        "weights": "w",
+        "replicate_weights": [f"rw{r}" for r in range(4)],
+        "method": "jk1",
+        **kwargs,
+    }
+    with pytest.raises(sk.analysis.AnalysisInputError, match=message):
+        sk.ReplicateDesign(frame, **arguments)
+
+
+@pytest.mark.parametrize(
+    ("make", "message"),
+    [
+        (lambda: strat().replicates("jk1"), r"method='jk1' is for an unstratified design"),
+        (lambda: clus1().replicates("jkn"), r"method='jkn' is for a stratified design"),
+        (lambda: clus1().replicates("bootstrap", replicates=1), r"whole number >= 2"),
+        (lambda: clus1().replicates("jk1", replicates=10), r"replicates= is for the bootstrap"),
+        (lambda: clus1().replicates("brr"), r"method must be one of"),  # type: ignore[arg-type]
+        (
+            lambda: clus1().calibrate(GREG, method="raking").replicates(),
+            r"only a linear calibrate\(\)",
+        ),
+        (
+            lambda: clus1().replicates().calibrate(GREG).rake(POPULATION),
+            r"rake or post-stratify first, then calibrate",
+        ),
+        (lambda: clus1().replicates().replicates(), r"already has replicate weights"),
+        (
+            lambda: sk.Design(pd.DataFrame({"y": np.zeros(100_001)})).replicates("jk1"),
+            r"one replicate per PSU, 100,001 here",
+        ),
+    ],
+    ids=[
+        "jk1-stratified",
+        "jkn-unstratified",
+        "one-bootstrap",
+        "jk-count",
+        "brr",
+        "greg-raking",
+        "rake-after-greg",
+        "twice",
+        "huge-jackknife",
+    ],
+)
+def test_bad_replicate_requests_are_named(make: Callable[[], Any], message: str) -> None:
+    with pytest.raises(sk.analysis.AnalysisInputError, match=message):
+        make()
+
+
+@pytest.mark.parametrize(
+    "name", ["apiclus1_jk1", "apistrat_jkn_raked", "apiclus1_boot", "apiclus1_jk1_greg"]
+)
+def test_sparse_tables_and_small_chunks_give_the_same_figures(
+    name: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Large samples take sparse unit x group tables and multipliers in chunks: same figures."""
+    from surveykit.analysis import _replicates
+
+    make, _ = CASES[name]
+    expected = sa.means(make(), "api00", by="stype")
+    monkeypatch.setattr(_replicates, "DENSE_CELLS", 0)
+    monkeypatch.setattr(_replicates, "CHUNK_CELLS", 7)
+    design = make()
+    got = sa.means(design, "api00", by="stype")
+    assert got["se"].to_numpy() == pytest.approx(expected["se"].to_numpy(), rel=1e-12)
+    assert design.degrees_of_freedom == R[R_CASE.get(name, name)]["degf"]
