@@ -190,3 +190,17 @@ def test_poststratified_margin_has_se_zero_and_a_linear_calibration_meets_its_to
         for level, total in levels.items():
             assert w[sample[column] == level].sum() == pytest.approx(total, rel=1e-9)
     assert "calibrated (linear)" in cal.describe()
+
+
+def test_tests_and_quantiles_refuse_a_replicate_design_not_checked_against_r(
+    sample: pd.DataFrame,
+) -> None:
+    replicated = sk.Design(sample, weights="w", strata="stratum", psu="hh").replicates("jkn")
+    calls = {
+        "crosstab": lambda: analysis.crosstab(replicated, "q", "g"),
+        "compare": lambda: analysis.compare(replicated, "y", by="g"),
+        "quantiles": lambda: analysis.quantiles(replicated, "y"),
+    }
+    for what, call in calls.items():
+        with pytest.raises(AnalysisInputError, match=f"{what} on a replicate design is not"):
+            call()

@@ -14,7 +14,7 @@ import pandas as pd
 from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._design import Design, design_of, linearised_only
 from surveykit.analysis._estimates import _check_nps_scale, _per_row, means, nps, proportions
 from surveykit.analysis._inputs import By, FloatArray, Weights
 from surveykit.analysis._intervals import (
@@ -159,6 +159,7 @@ def compare(
         q = question
         inputs.not_crossed_with_itself(q, by)
         source, design_or_none = design_of(df, weights)
+        linearised_only(design_or_none, "compare")
         kind = estimate or _default_estimate(source, q)
         if design_or_none is not None:
             return _design_compare(design_or_none, q, by, kind, ci, alpha)

@@ -34,7 +34,7 @@ from scipy import stats
 
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._design import Design, design_of, linearised_only
 from surveykit.analysis._inputs import By, FloatArray, IntArray, Weights
 from surveykit.errors import AnalysisInputError
 
@@ -83,6 +83,7 @@ def quantiles(
     ci = inputs.check_ci(ci)
     probs = _probabilities(q)
     frame, found = design_of(data, weights)
+    linearised_only(found, "quantiles")
     design = found if found is not None else Design(frame)
     grouped = inputs.groups(frame, by)
     ans = inputs.answers(frame, question)
