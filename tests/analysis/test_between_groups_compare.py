@@ -235,3 +235,28 @@ def test_multi_choice_options_are_their_indicators(tbg_designs: dict[str, Any]) 
     single = analysis.compare(design, "q_speed", by="wave").set_index("option").loc["yes"]
     for column in ("estimate_a", "estimate_b", "se", "statistic", "p_value", "ci_low"):
         assert multi[column] == pytest.approx(single[column], rel=1e-12)
+
+
+def test_two_labelled_waves_with_weights_keep_their_value_codes() -> None:
+    """Stacking two labelled waves keeps sk.label's codes, so NPS reads its labels."""
+    labels = {"0": "Not at all likely", **{str(i): str(i) for i in range(1, 10)}, "10": "Extremely"}
+    order = list(labels.values())
+
+    def wave(values: list[int], reasons: str) -> pd.DataFrame:
+        frame = pd.DataFrame(
+            {
+                "Q1": pd.Categorical(
+                    [labels[str(v)] for v in values], categories=order, ordered=True
+                ),
+                "w": 1.0 + np.arange(len(values)) % 3,
+            }
+        )
+        frame.attrs = {"value_codes": {"Q1": {t: c for c, t in labels.items()}}, "missing": reasons}
+        return frame
+
+    a, b = wave([0, 10, 9, 3, 8, 10], "a"), wave([10, 10, 9, 0, 7, 9, 10], "b")
+    out = analysis.compare(a, b, "Q1", estimate="nps", weights="w")
+    plain_a = analysis.nps(
+        pd.DataFrame({"Q1": [0, 10, 9, 3, 8, 10], "w": a["w"]}), "Q1", weights="w"
+    )
+    assert out["estimate_a"].iloc[0] == pytest.approx(plain_a["estimate"].iloc[0])

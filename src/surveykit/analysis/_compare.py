@@ -343,6 +343,13 @@ def _stacked(
         wave = "_" + wave
     labels = np.repeat(np.asarray(names, dtype=object), [len(f) for f in frames])
     stacked = pd.concat(parts, ignore_index=True)
+    # pandas keeps attrs only when both waves' are equal; the labels' codes and question
+    # texts (sk.label) are needed to read the answers, so they are carried over.
+    stacked.attrs = {
+        key: frames[0].attrs[key]
+        for key in ("value_codes", "questions", "codebook")
+        if key in frames[0].attrs
+    }
     stacked[wave] = pd.Categorical(labels, categories=list(names))
     name = next((str(w) for w in weights if isinstance(w, str)), "weights")
     series = pd.Series(np.concatenate(ws), index=stacked.index, name=name)
