@@ -192,3 +192,16 @@ def test_doctor_and_lookup_failed_error_are_public() -> None:
     assert sk.doctor is _doctor.doctor and "doctor" in sk.__all__
     assert sk.LookupFailedError is errors.LookupFailedError
     assert issubclass(sk.LookupFailedError, sk.BadRequestError)
+
+
+def test_the_analysis_package_loads_scipy_only_when_a_figure_needs_it() -> None:
+    """sk.Design and sk.analysis are reached without paying for scipy's import."""
+    code = (
+        "import sys, surveykit as sk; sk.Design; sk.analysis.regress; sk.analysis.quantiles; "
+        "sk.analysis.ReplicateDesign; assert 'scipy' not in sys.modules, 'scipy loaded'"
+    )
+    import subprocess
+    import sys
+
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr

@@ -30,7 +30,6 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
-from scipy import stats
 
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
@@ -80,6 +79,7 @@ def quantiles(
     Example:
         >>> sk.analysis.quantiles(design, "Q5", q=(0.25, 0.5, 0.75), by="channel")  # doctest: +SKIP
     """
+    from scipy import stats
     ci = inputs.check_ci(ci)
     probs = _probabilities(q)
     frame, found = design_of(data, weights)

@@ -32,7 +32,6 @@ from typing import Literal
 
 import numpy as np
 import pandas as pd
-from scipy import linalg, stats
 
 from surveykit.analysis import _formula
 from surveykit.analysis import _inputs as inputs
@@ -235,6 +234,7 @@ def _newton_step(matrix: FloatArray, weight: FloatArray, score: FloatArray) -> F
     ``X' w (y - mu)`` driven to 0, not from the cross-product's (p x p instead of the
     rows x p QR, which takes a second on a million rows).
     """
+    from scipy import linalg
     gram = (matrix * weight[:, None]).T @ matrix
     scale = 1 / np.sqrt(np.diag(gram))
     step = linalg.solve(gram * np.outer(scale, scale), score * scale, assume_a="pos")
@@ -247,6 +247,7 @@ def _fit(matrix: FloatArray, y: FloatArray, w: FloatArray, r: FloatArray, family
     ``r`` is the QR factor of ``sqrt(w) * matrix`` (``w`` rescaled to mean 1 over the rows
     of positive weight, as ``_check_rank`` does): for a linear model the bread itself.
     """
+    from scipy import linalg
     used = w > 0
     w = w / w[used].mean()
     x, yy, ww = matrix[used], y[used], w[used]
@@ -333,6 +334,7 @@ def _table(
     names: list[str], coef: FloatArray, se: FloatArray, df_residual: int, ci: float
 ) -> pd.DataFrame:
     """R's ``summary(svyglm)`` coefficient table and ``confint`` as a tidy frame."""
+    from scipy import stats
     with np.errstate(divide="ignore", invalid="ignore"):
         statistic = coef / se
     if df_residual > 0:

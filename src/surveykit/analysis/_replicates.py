@@ -43,12 +43,11 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
 import pandas as pd
-from scipy import sparse
 
 from surveykit.analysis._design import (
     Design,
@@ -60,6 +59,9 @@ from surveykit.analysis._design import (
 )
 from surveykit.analysis._influence import FloatArray, Influence, IntArray
 from surveykit.errors import AnalysisInputError
+
+if TYPE_CHECKING:
+    from scipy import sparse
 
 DesignMethod = Literal["auto", "jk1", "jkn", "bootstrap"]
 SuppliedMethod = Literal["jk1", "jkn", "bootstrap", "brr", "other"]
@@ -105,6 +107,8 @@ class _Jackknife:
 
     def totals(self, z: FloatArray | sparse.csr_matrix) -> FloatArray:
         """Per replicate the totals, from the PSU totals ``z`` (PSUs x k)."""
+        from scipy import sparse
+
         indicator = sparse.csr_matrix(
             (
                 np.ones(len(self.psu_stratum)),
@@ -241,7 +245,7 @@ class _Replicates:
         table = _table(units, ids, weight, n_units, size)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
-        across = table.T.tocsr() if isinstance(table, sparse.csr_matrix) else table.T
+        across = table.T if isinstance(table, np.ndarray) else table.T.tocsr()
         if self.calibration is None and self.factors is not None:  # stored: no chunks
             return np.asarray((across @ self.factors).T, dtype=np.float64)
         out = np.empty((self.count, size))
@@ -389,6 +393,8 @@ def _table(
         np.maximum(key, 0, out=key)  # a row outside (id -1, weight 0) of unit 0
         table = np.bincount(key, weights=weight, minlength=n_units * size)
         return np.asarray(table, dtype=np.float64).reshape(n_units, size)
+    from scipy import sparse
+
     ids = np.maximum(ids, 0)
     return sparse.csr_matrix((weight, (units, ids)), shape=(n_units, size))
 
