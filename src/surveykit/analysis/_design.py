@@ -146,6 +146,7 @@ class Design:
         self._steps: tuple[CalibrationStep, ...] = ()
         self._calibration: list[str] = []
         self._dof: int | None = None
+        self._positive: bool | None = None
 
     # -- what it is ---------------------------------------------------------------------
 
@@ -168,6 +169,13 @@ class Design:
     def weights_array(self) -> FloatArray:
         """The weights as a float array (read-only use)."""
         return self._weights
+
+    @property
+    def all_positive(self) -> bool:
+        """Whether every weight is above 0 (no subset, no zero weight)."""
+        if self._positive is None:
+            self._positive = bool((self._weights > 0).all())
+        return self._positive
 
     @property
     def degrees_of_freedom(self) -> int:
@@ -253,6 +261,7 @@ class Design:
         new.__dict__.update(self.__dict__)
         new._calibration = list(self._calibration)
         new._dof = None
+        new._positive = None
         for key, value in changes.items():
             setattr(new, "_" + key, value)
         return new

@@ -63,6 +63,14 @@ def _sum(codes: IntArray, values: FloatArray | None, size: int) -> FloatArray:
     return np.asarray(table[:size], dtype=np.float64)
 
 
+def _nonzero(design: Design, codes: IntArray, size: int) -> FloatArray:
+    """Per code the rows of non-zero weight (one counting pass when no weight is 0)."""
+    w = design.weights_array
+    if design.all_positive:
+        return _sum(codes, None, size)
+    return _sum(codes, (w != 0).astype(np.float64), size)
+
+
 def _ratio(top: FloatArray, bottom: FloatArray) -> FloatArray:
     return _divide(top, np.where(bottom != 0, bottom, 0.0))
 
@@ -120,7 +128,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         return _divide(sums(y0, codes, groups), sums(None, codes, groups))
 
     vcov, variance = _variance(design, influence, statistic, mean)
-    n = _sum(codes, (w != 0).astype(np.float64), groups)
+    n = _nonzero(design, codes, groups)
     squares = _sum(codes, w * resid * resid, groups)
     srs = _divide(squares, sum_w * (n - 1))
     return DomainFigures(
@@ -152,7 +160,7 @@ def proportions(
     dom = _domain(ids, codes < 0, groups)
     inside = dom < groups
     sum_w = _sum(dom, w, groups)
-    n = _sum(dom, (w != 0).astype(np.float64), groups)
+    n = _nonzero(design, dom, groups)
     options = n_codes if chosen is None else chosen.shape[1]
     none = groups * n_codes
     cell = np.where(inside, dom * n_codes + codes, none)
@@ -212,7 +220,7 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
         return sums(y0, codes, groups)
 
     vcov, variance = _variance(design, influence, statistic, total)
-    n = _sum(codes, (w != 0).astype(np.float64), groups)
+    n = _nonzero(design, codes, groups)
     resid = y0 - _padded(_divide(total, sum_w), 0.0)[codes]
     squares = _sum(codes, w * resid * resid, groups)
     # R: svyvar(y) * (sum w)^2 / n, svyvar = sum w (y - m)^2 / sum w * n / (n - 1)
@@ -261,7 +269,7 @@ def ratios(
         variance=variance[:, None],
         vcov=vcov,
         deff=np.full((groups, 1), np.nan),
-        n=_sum(codes, (w != 0).astype(np.float64), groups),
+        n=_nonzero(design, codes, groups),
         answered=_sum(codes, None, groups),
         sum_w=sum_w,
         count=top[:, None],
