@@ -1,17 +1,62 @@
 """Batch messaging from DataFrames: templates, windows, lookups, short links, a journal."""
 
-from surveykit._batch_options import OPTIONS, BatchOptions, PreviewOptions, SendOptions
-from surveykit.batch._batch import send_batch
-from surveykit.batch._journal import Journal, JournalMismatchError
-from surveykit.batch._lock import JournalLockedError
-from surveykit.batch._lookup import lookup_frame
-from surveykit.batch._plan import OUTCOMES
-from surveykit.batch._preview import preview_batch
-from surveykit.batch._result import BatchInterrupted, BatchPreview, BatchResult
-from surveykit.batch._segments import Segments, count_segments
-from surveykit.batch._spec import Skip, WindowLike, Windows
-from surveykit.batch._template import Template, TemplateError
-from surveykit.batch._windows import next_allowed, parse_window
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from surveykit._batch_options import OPTIONS, BatchOptions, PreviewOptions, SendOptions
+    from surveykit.batch._batch import send_batch
+    from surveykit.batch._journal import Journal, JournalMismatchError
+    from surveykit.batch._lock import JournalLockedError
+    from surveykit.batch._lookup import lookup_frame
+    from surveykit.batch._plan import OUTCOMES
+    from surveykit.batch._preview import preview_batch
+    from surveykit.batch._result import BatchInterrupted, BatchPreview, BatchResult
+    from surveykit.batch._segments import Segments, count_segments
+    from surveykit.batch._spec import Skip, WindowLike, Windows
+    from surveykit.batch._template import Template, TemplateError
+    from surveykit.batch._windows import next_allowed, parse_window
+
+# Each name is imported from its module on first use (PEP 562), so that importing a
+# light module of this package does not load the heavy ones (pandas, lxml, ...).
+_LAZY: dict[str, str] = {
+    "OPTIONS": "surveykit._batch_options",
+    "BatchOptions": "surveykit._batch_options",
+    "PreviewOptions": "surveykit._batch_options",
+    "SendOptions": "surveykit._batch_options",
+    "send_batch": "surveykit.batch._batch",
+    "Journal": "surveykit.batch._journal",
+    "JournalMismatchError": "surveykit.batch._journal",
+    "JournalLockedError": "surveykit.batch._lock",
+    "lookup_frame": "surveykit.batch._lookup",
+    "OUTCOMES": "surveykit.batch._plan",
+    "preview_batch": "surveykit.batch._preview",
+    "BatchInterrupted": "surveykit.batch._result",
+    "BatchPreview": "surveykit.batch._result",
+    "BatchResult": "surveykit.batch._result",
+    "Segments": "surveykit.batch._segments",
+    "count_segments": "surveykit.batch._segments",
+    "Skip": "surveykit.batch._spec",
+    "WindowLike": "surveykit.batch._spec",
+    "Windows": "surveykit.batch._spec",
+    "Template": "surveykit.batch._template",
+    "TemplateError": "surveykit.batch._template",
+    "next_allowed": "surveykit.batch._windows",
+    "parse_window": "surveykit.batch._windows",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later uses find it without calling back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "OPTIONS",
