@@ -19,10 +19,10 @@ from hypothesis import strategies as st
 from phonenumbers import timezone as pn_timezone
 
 import surveykit as sk
-from surveykit._platform import next_allowed
 from surveykit.batch._local import SEVERAL_ZONES, LocalHours
-from surveykit.batch._windows import windows_from
 from surveykit.models import Window
+from surveykit.rules.delivery import next_allowed
+from surveykit.rules.windows import windows_from
 from surveykit.sandbox import Sandbox
 
 SOURCE = "447700900999"

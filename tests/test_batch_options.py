@@ -1,5 +1,5 @@
 """One definition of a batch's options: send_batch, preview_batch, BatchComposer and
-``surveykit send`` take theirs from ``surveykit._batch_options`` and cannot drift apart."""
+``surveykit send`` take theirs from ``surveykit.batch._options`` and cannot drift apart."""
 
 from __future__ import annotations
 
@@ -12,9 +12,9 @@ import pytest
 import typer
 
 import surveykit as sk
+import surveykit.cli._commands as _commands
 from _fake_platform import FakePlatform
-from surveykit import _commands
-from surveykit._batch_options import (
+from surveykit.batch._options import (
     OPTIONS,
     BatchOptions,
     PreviewOptions,

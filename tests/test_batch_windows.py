@@ -5,8 +5,8 @@ from datetime import UTC, datetime, time
 import pytest
 
 from surveykit.batch import next_allowed, parse_window
-from surveykit.batch._windows import windows_from
 from surveykit.models import Window
+from surveykit.rules.windows import windows_from
 
 
 @pytest.mark.parametrize(

@@ -690,8 +690,8 @@ def test_the_help_shows_readable_metavars() -> None:
 
 
 def test_listen_help_default_is_the_receivers() -> None:
-    from surveykit._commands_account import _LISTEN_MAX_BODY
     from surveykit.callbacks import DEFAULT_MAX_BODY
+    from surveykit.cli._account import _LISTEN_MAX_BODY
 
     assert _LISTEN_MAX_BODY == DEFAULT_MAX_BODY
 

@@ -26,7 +26,7 @@ from starlette.routing import Route
 
 import surveykit as sk
 from _sandbox_server import ServedSandbox, serve_sandbox
-from surveykit._net import bind, url_of
+from surveykit._util.net import bind, url_of
 from surveykit.client import _aiohttp
 from surveykit.client._aiohttp import AiohttpTransport, httpx_error
 from surveykit.client._pool import AsyncShardedTransport

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 import surveykit as sk
 from _http_servers import serve_asgi
 from _sandbox_server import ServedSandbox, serve_sandbox
-from surveykit._doctor import FORMATS
+from surveykit._doctor._checks import FORMATS
 from surveykit.cli import app
 from surveykit.client import ASGIPortalTransport
 from surveykit.results import LAYOUTS

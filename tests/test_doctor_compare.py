@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
-from surveykit._doctor_compare import first_deviation, plain
+from surveykit._doctor._compare import first_deviation, plain
 
 
 def frame() -> pd.DataFrame:

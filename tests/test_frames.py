@@ -1,4 +1,4 @@
-"""Tests of surveykit.frames: DataFrames to import lists, and results joined back."""
+"""Tests of surveykit.respondents: DataFrames to import lists, and results joined back."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from surveykit.errors import SurveykitError
-from surveykit.frames import (
+from surveykit.models.imports import ImportResult
+from surveykit.respondents import (
     EMAIL_PATTERN,
     ColumnMappingError,
     ImportPlan,
@@ -25,7 +26,6 @@ from surveykit.frames import (
     join_import_results,
     normalize_phone_number,
 )
-from surveykit.models.imports import ImportResult
 
 GB_MOBILE = "447911123456"
 

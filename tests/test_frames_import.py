@@ -12,7 +12,7 @@ import pytest
 
 import surveykit as sk
 from _fake_platform import FakePlatform
-from surveykit.frames._import import ImportStoppedError, import_frame
+from surveykit.respondents._import import ImportStoppedError, import_frame
 
 
 @pytest.fixture(params=["sync", "async"])

@@ -1,4 +1,4 @@
-"""Tests of surveykit.frames' phone numbers: normalisation, checks, bulk against one by one."""
+"""Tests of surveykit.respondents' phone numbers: normalisation, checks, bulk against one by one."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 
-from surveykit.frames import (
+from surveykit.respondents import (
     ImportPlan,
     PhoneNormalization,
     build_import_list,

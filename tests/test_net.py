@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from surveykit._net import bind, url_of
+from surveykit._util.net import bind, url_of
 
 
 @pytest.mark.parametrize("host", ["127.0.0.1", "::1"])

@@ -1,4 +1,4 @@
-"""The platform's rules, written once (``surveykit._platform``) and used by both sides."""
+"""The platform's rules, written once (``surveykit.rules.delivery``) and used by both sides."""
 
 from __future__ import annotations
 
@@ -11,17 +11,17 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import surveykit as sk
-from surveykit import _platform
+import surveykit.respondents._import as _import
+import surveykit.rules.delivery as _platform
 from surveykit.batch import _runner, count_segments, next_allowed
-from surveykit.frames import _import
 from surveykit.models import Window
 from surveykit.sandbox import _rules
 
-SRC = Path(_platform.__file__).parent
+SRC = Path(_platform.__file__).parents[1]
 
 # GSM 03.38 as the standard lays it out: the default alphabet by code (0x1B is the escape
 # to the extension table), and the extension table's characters. Written out independently
-# of the frozensets in surveykit._platform.
+# of the frozensets in surveykit.rules.delivery.
 GSM_CODE_TABLE = (
     "@£$¥èéùìòÇ\nØø\rÅå"
     "Δ_ΦΓΛΩΠΨΣΘΞ\x1bÆæßÉ"
@@ -49,7 +49,7 @@ def test_the_gsm_table_is_written_once() -> None:
         for path in SRC.rglob("*.py")
         if "ΦΓΛΩΠΨΣΘΞ" in path.read_text(encoding="utf-8")
     ]
-    assert holders == ["_platform.py"]
+    assert holders == ["rules/delivery.py"]
 
 
 def test_both_sides_use_the_same_rules() -> None:
@@ -243,7 +243,7 @@ def test_the_rules_import_no_server_library() -> None:
     # so this reads the module's own imports: the standard library, errors and models only.
     import ast
 
-    tree = ast.parse((SRC / "_platform.py").read_text(encoding="utf-8"))
+    tree = ast.parse((SRC / "rules" / "delivery.py").read_text(encoding="utf-8"))
     imported = {
         node.module.split(".")[0] if node.level == 0 and node.module else ""
         for node in ast.walk(tree)

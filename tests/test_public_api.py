@@ -170,7 +170,7 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
     import surveykit.batch
     import surveykit.callbacks
     import surveykit.client
-    import surveykit.frames
+    import surveykit.respondents
     import surveykit.results
     import surveykit.sandbox
 
@@ -180,14 +180,15 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
     assert sk.Receiver is surveykit.callbacks.Receiver
     assert sk.BatchInterrupted is surveykit.batch.BatchInterrupted
     assert sk.read_results is surveykit.results.read_results
-    assert sk.ImportStoppedError is surveykit.frames.ImportStoppedError
+    assert sk.ImportStoppedError is surveykit.respondents.ImportStoppedError
     assert set(sk.__all__) <= set(dir(sk))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sk.nope  # noqa: B018
 
 
 def test_doctor_and_lookup_failed_error_are_public() -> None:
-    from surveykit import _doctor, errors
+    import surveykit._doctor._checks as _doctor
+    from surveykit import errors
 
     assert sk.doctor is _doctor.doctor and "doctor" in sk.__all__
     assert sk.LookupFailedError is errors.LookupFailedError

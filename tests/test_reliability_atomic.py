@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 
 import surveykit as sk
 from _http_servers import serve_asgi, serve_raw
-from surveykit._atomic import atomic_path, check_writable
+from surveykit._util.atomic import atomic_path, check_writable
 from surveykit.cli import app as cli_app
 
 TOKEN = "atomic-test-token"

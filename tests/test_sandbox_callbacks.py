@@ -28,7 +28,7 @@ from typer.testing import CliRunner
 
 import surveykit as sk
 from _sandbox_server import serve_sandbox
-from surveykit._net import bind, url_of
+from surveykit._util.net import bind, url_of
 from surveykit.callbacks import Listener, listen
 from surveykit.cli import app
 from surveykit.client import ASGIPortalTransport, Client

@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import surveykit as sk
-from surveykit._sync_results import sync_results
 from surveykit.results import FORMATS
+from surveykit.results._sync import sync_results
 
 
 @pytest.fixture

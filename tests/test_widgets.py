@@ -10,8 +10,8 @@ import pandas as pd
 import pytest
 
 import surveykit as sk
+import surveykit.widgets._widgets as widgets
 from _fake_platform import FakePlatform
-from surveykit import widgets
 from surveykit.widgets import BatchComposer
 
 matplotlib.use("Agg")

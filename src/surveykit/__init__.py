@@ -35,8 +35,7 @@ from surveykit.errors import (
 
 if _typing.TYPE_CHECKING:
     from surveykit import analysis, models, plots, weights, widgets
-    from surveykit._doctor import doctor
-    from surveykit._sync_results import SyncReport, sync_results
+    from surveykit._doctor._checks import doctor
     from surveykit.batch import (
         BatchInterrupted,
         BatchResult,
@@ -53,7 +52,8 @@ if _typing.TYPE_CHECKING:
     )
     from surveykit.campaign import OptOutList, campaign_status, plan_reminders
     from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
-    from surveykit.frames import (
+    from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
+    from surveykit.respondents import (
         ImportPlan,
         ImportStoppedError,
         build_import_list,
@@ -62,8 +62,8 @@ if _typing.TYPE_CHECKING:
         normalize_phone_number,
         normalize_phone_numbers,
     )
-    from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
     from surveykit.results import read_results, results_to_parquet, tidy_results, write_results
+    from surveykit.results._sync import SyncReport, sync_results
     from surveykit.sandbox import Sandbox
 
 __version__ = "0.1.0"
@@ -76,8 +76,8 @@ _LAZY: dict[str, str] = {
     "BasicTokenAuth": "surveykit.client",
     "Client": "surveykit.client",
     "RetryPolicy": "surveykit.client",
-    "SyncReport": "surveykit._sync_results",
-    "sync_results": "surveykit._sync_results",
+    "SyncReport": "surveykit.results._sync",
+    "sync_results": "surveykit.results._sync",
     "BatchInterrupted": "surveykit.batch",
     "BatchResult": "surveykit.batch",
     "lookup_frame": "surveykit.batch",
@@ -88,19 +88,19 @@ _LAZY: dict[str, str] = {
     "callback_signature": "surveykit.callbacks",
     "campaign_funnel": "surveykit.callbacks",
     "listen": "surveykit.callbacks",
-    "ImportPlan": "surveykit.frames",
-    "ImportStoppedError": "surveykit.frames",
-    "build_import_list": "surveykit.frames",
-    "import_frame": "surveykit.frames",
-    "join_import_results": "surveykit.frames",
-    "normalize_phone_number": "surveykit.frames",
-    "normalize_phone_numbers": "surveykit.frames",
+    "ImportPlan": "surveykit.respondents",
+    "ImportStoppedError": "surveykit.respondents",
+    "build_import_list": "surveykit.respondents",
+    "import_frame": "surveykit.respondents",
+    "join_import_results": "surveykit.respondents",
+    "normalize_phone_number": "surveykit.respondents",
+    "normalize_phone_numbers": "surveykit.respondents",
     "read_results": "surveykit.results",
     "results_to_parquet": "surveykit.results",
     "tidy_results": "surveykit.results",
     "write_results": "surveykit.results",
     "Sandbox": "surveykit.sandbox",
-    "doctor": "surveykit._doctor",
+    "doctor": "surveykit._doctor._checks",
     "OptOutList": "surveykit.campaign",
     "campaign_status": "surveykit.campaign",
     "plan_reminders": "surveykit.campaign",

@@ -48,7 +48,7 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     ├── OptOutError                 an opt-out list or number it cannot use (surveykit.campaign)
     ├── JournalLockedError          a journal another run holds (names its pid and host; also
     │                               a RuntimeError; surveykit.batch)
-    └── ImportStoppedError          import_frame stopped at a 404 (defined in surveykit.frames):
+    └── ImportStoppedError          import_frame stopped at a 404 (surveykit.respondents):
                                     .result has every row, .cause is the NotFoundError; it is
                                     not a NotFoundError, so catch it by name
 

@@ -4,26 +4,26 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from surveykit._batch_options import OPTIONS, BatchOptions, PreviewOptions, SendOptions
     from surveykit.batch._batch import send_batch
     from surveykit.batch._journal import Journal, JournalMismatchError
     from surveykit.batch._lock import JournalLockedError
     from surveykit.batch._lookup import lookup_frame
+    from surveykit.batch._options import OPTIONS, BatchOptions, PreviewOptions, SendOptions
     from surveykit.batch._plan import OUTCOMES
     from surveykit.batch._preview import preview_batch
     from surveykit.batch._result import BatchInterrupted, BatchPreview, BatchResult
     from surveykit.batch._segments import Segments, count_segments
     from surveykit.batch._spec import Skip, WindowLike, Windows
     from surveykit.batch._template import Template, TemplateError
-    from surveykit.batch._windows import next_allowed, parse_window
+    from surveykit.rules.windows import next_allowed, parse_window
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
 _LAZY: dict[str, str] = {
-    "OPTIONS": "surveykit._batch_options",
-    "BatchOptions": "surveykit._batch_options",
-    "PreviewOptions": "surveykit._batch_options",
-    "SendOptions": "surveykit._batch_options",
+    "OPTIONS": "surveykit.batch._options",
+    "BatchOptions": "surveykit.batch._options",
+    "PreviewOptions": "surveykit.batch._options",
+    "SendOptions": "surveykit.batch._options",
     "send_batch": "surveykit.batch._batch",
     "Journal": "surveykit.batch._journal",
     "JournalMismatchError": "surveykit.batch._journal",
@@ -41,8 +41,8 @@ _LAZY: dict[str, str] = {
     "Windows": "surveykit.batch._spec",
     "Template": "surveykit.batch._template",
     "TemplateError": "surveykit.batch._template",
-    "next_allowed": "surveykit.batch._windows",
-    "parse_window": "surveykit.batch._windows",
+    "next_allowed": "surveykit.rules.windows",
+    "parse_window": "surveykit.rules.windows",
 }
 
 

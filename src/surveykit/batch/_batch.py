@@ -13,9 +13,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from typing_extensions import Unpack
 
-from surveykit._batch_options import Progress, SendOptions, documented, resolve
-from surveykit._dual import returns
 from surveykit.batch._journal import DONE, IN_FLIGHT, Journal, JournalRow, row_key
+from surveykit.batch._options import Progress, SendOptions, documented, resolve
 from surveykit.batch._plan import DEFINITE_FAILURES, OUTCOMES, RowPlan, plan_rows, skip_mask
 from surveykit.batch._result import (
     COLUMNS,
@@ -39,6 +38,7 @@ from surveykit.batch._runner import (
     run_sync,
 )
 from surveykit.batch._spec import BatchSpec, Skip, make_spec
+from surveykit.client._dual import returns
 from surveykit.errors import SurveykitError
 
 if TYPE_CHECKING:
@@ -361,7 +361,7 @@ def _opt_out_check(opt_outs: Any) -> Callable[[str], bool] | None:
     """The per-row check of ``opt_outs``: one indexed SQLite read per row."""
     if opt_outs is None:
         return None
-    from surveykit.campaign._optouts import as_opt_outs
+    from surveykit.optouts import as_opt_outs
 
     return as_opt_outs(opt_outs).check
 
@@ -377,7 +377,7 @@ def send_batch(
     :class:`~surveykit.AsyncClient` an awaitable of one (``await sk.send_batch(...)`` in a
     notebook cell). Call it as ``sk.send_batch(client, df, message=..., source=..., ...)``;
     every option is keyword-only and documented once, in
-    :data:`surveykit._batch_options.OPTIONS`.
+    :data:`surveykit.batch._options.OPTIONS`.
 
     Args:
         client: the platform or sandbox client.

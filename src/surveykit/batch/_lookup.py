@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from surveykit._dual import returns
 from surveykit.batch._runner import Flow, RowOutcome, run_async, run_sync
+from surveykit.client._dual import returns
 from surveykit.errors import APIStatusError, SurveykitError
 from surveykit.models import LookupResponse
 
@@ -97,8 +97,8 @@ class _Lookups:
         region: str | None,
         strict: bool,
     ) -> None:
-        # Imported here: surveykit.frames imports the batch runner.
-        from surveykit.frames._phone import normalize_phone_numbers
+        # Imported here: surveykit.respondents imports the batch runner.
+        from surveykit.respondents._phone import normalize_phone_numbers
 
         if column not in df.columns:
             raise ValueError(f"column: no column {column!r}; columns are {list(df.columns)}")

@@ -14,7 +14,6 @@ from collections.abc import Callable, Generator, Iterator
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from surveykit._platform import outcome_unknown
 from surveykit.batch._journal import Journal
 from surveykit.batch._plan import RowPlan
 from surveykit.errors import (
@@ -24,6 +23,7 @@ from surveykit.errors import (
     SurveykitError,
 )
 from surveykit.models import EmailRequest, NumberType, SendResponse, SendStatus
+from surveykit.rules.delivery import outcome_unknown
 
 T = TypeVar("T")
 

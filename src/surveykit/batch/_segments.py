@@ -1,7 +1,7 @@
-"""SMS segment counting, re-exported from the platform's rules (:mod:`surveykit._platform`)."""
+"""SMS segment counting, re-exported from the platform's rules (:mod:`surveykit.rules.delivery`)."""
 
 from __future__ import annotations
 
-from surveykit._platform import Segments, count_segments
+from surveykit.rules.delivery import Segments, count_segments
 
 __all__ = ["Segments", "count_segments"]

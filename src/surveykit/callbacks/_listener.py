@@ -21,7 +21,7 @@ from typing import Any, Final
 import pandas as pd
 import uvicorn
 
-from surveykit._net import bind, url_of
+from surveykit._util.net import bind, url_of
 from surveykit.callbacks._funnel import campaign_funnel
 from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, server_config
 from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, H, Receiver
@@ -240,7 +240,7 @@ def listen(
     else:
         receiver = Receiver(db, secret=secret, max_body=max_body)
     if opt_outs is not None:
-        from surveykit.campaign._optouts import as_opt_outs
+        from surveykit.optouts import as_opt_outs
 
         try:
             receiver.opt_outs = as_opt_outs(opt_outs)

@@ -21,7 +21,7 @@ import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from surveykit.frames._phone import normalize_phone_numbers
+from surveykit.respondents._phone import normalize_phone_numbers
 
 _E164 = r"^\+?[1-9][0-9]{1,14}$"
 _PUNCTUATION = r"[\s\-./()]"

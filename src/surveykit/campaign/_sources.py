@@ -12,7 +12,7 @@ from typing import Any, Final
 import pandas as pd
 
 from surveykit.campaign._numbers import address_keys
-from surveykit.campaign._optouts import events_table
+from surveykit.optouts import events_table
 
 SEND_COLUMNS: Final = ("destination", "outcome", "message_id", "time")
 """What a send frame must hold (a ``BatchResult.frame`` has them)."""

@@ -394,7 +394,7 @@ def campaign_status(
         }
     )
     if opt_outs is not None:
-        from surveykit.campaign._optouts import as_opt_outs
+        from surveykit.optouts import as_opt_outs
 
         listed = as_opt_outs(opt_outs).contains(frame["destination"])
         frame["opted_out"] = frame["opted_out"].to_numpy() | listed.to_numpy()

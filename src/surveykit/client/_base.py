@@ -26,7 +26,6 @@ from typing import (
 
 import httpx
 
-from surveykit._redact import scrub_error
 from surveykit.client._auth import BasicTokenAuth
 from surveykit.client._config import (
     DEFAULT_LIMITS,
@@ -34,6 +33,7 @@ from surveykit.client._config import (
     check_transport_security,
     resolve,
 )
+from surveykit.client._redact import scrub_error
 from surveykit.client._responses import ModelT as ModelT
 from surveykit.client._responses import model_from as model_from
 from surveykit.client._responses import parse_model as parse_model
@@ -233,7 +233,7 @@ class BaseClient:
         self.window_timezone: tzinfo | None = None
         """The zone in which the platform reads a send Window (None: surveykit assumes UTC)."""
         if window_timezone is not None:
-            from surveykit._platform import zone
+            from surveykit.rules.delivery import zone
 
             self.window_timezone = zone(window_timezone, field="window_timezone")
         if settings.base_url is None and not has_transport:

@@ -2,7 +2,7 @@
 
 ``messages.send(destination=...)`` and ``messages.lookup(number)`` take numbers as people
 write them (``+44 7911 123456``, ``(201) 555-0123``, ``07911 123456`` with a region) and
-send the platform its E.164 digits. The reading is :mod:`surveykit._phone_text`, the code
+send the platform its E.164 digits. The reading is :mod:`surveykit.rules.numbers`, the code
 the import uses; it is imported on first use (phonenumbers' metadata is not small).
 """
 
@@ -31,7 +31,7 @@ def resolve_default_region(default_region: str | None) -> str | None:
     if default_region is None:
         default_region = os.environ.get(ENV_DEFAULT_REGION) or None
         where = ENV_DEFAULT_REGION
-    from surveykit._phone_text import check_region
+    from surveykit.rules.numbers import check_region
 
     try:
         return check_region(default_region, where)
@@ -48,7 +48,7 @@ def read_number(value: Any, field: str, region: str | None, *, strict: bool) -> 
         region: how national numbers are read (already checked), or None.
         strict: refuse a number phonenumbers finds possible but not valid.
     """
-    from surveykit._phone_text import STRICT_NOTE, normalize_text
+    from surveykit.rules.numbers import STRICT_NOTE, normalize_text
 
     if isinstance(value, bool) or not isinstance(value, str | int):
         raise ValidationError(
@@ -72,6 +72,6 @@ def read_number(value: Any, field: str, region: str | None, *, strict: bool) -> 
 
 def region_for(region: str | None, default: str | None) -> str | None:
     """A call's ``region=`` checked, else the client's default."""
-    from surveykit._phone_text import check_region
+    from surveykit.rules.numbers import check_region
 
     return default if region is None else check_region(region, "region")

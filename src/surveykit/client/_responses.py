@@ -14,7 +14,6 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
-from surveykit._validation import validate
 from surveykit.client._retry import OUTCOME_UNKNOWN_STATUSES, parse_retry_after
 from surveykit.errors import (
     APIStatusError,
@@ -32,6 +31,7 @@ from surveykit.errors import (
     describe_request,
 )
 from surveykit.models import LookupResponse, ProblemDetails, SendResponse
+from surveykit.models._validation import validate
 
 if TYPE_CHECKING:
     from surveykit.client._base import APIRequest

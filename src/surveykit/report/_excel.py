@@ -12,7 +12,7 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from surveykit._atomic import atomic_path
+from surveykit._util.atomic import atomic_path
 from surveykit.report._errors import ExportError
 
 PERCENT: Final = "0.0%"

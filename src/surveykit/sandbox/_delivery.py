@@ -30,8 +30,8 @@ from typing import Any, Final
 
 import httpx
 
-from surveykit._signing import DEFAULT_SIGNATURE_HEADER, callback_signature
 from surveykit.models import SendRequest
+from surveykit.rules.signing import DEFAULT_SIGNATURE_HEADER, callback_signature
 from surveykit.sandbox._errors import REJECTION_STATUS, Rejection, SandboxHTTPError
 from surveykit.sandbox._records import CallbackTarget, Event, JournalEntry
 from surveykit.sandbox._routes import parse_send_request

@@ -4,7 +4,7 @@ Nothing here touches state; :mod:`surveykit.sandbox.state` calls these under its
 The magic numbers (documented in ``docs/sandbox.md``) give deterministic lookup outcomes,
 like a payment sandbox's test card numbers. The rules the client applies too (segments,
 send windows, E.164 digits, branded sources, destination checks) are the platform's, in
-:mod:`surveykit._platform`; they are re-exported here under the names the state uses.
+:mod:`surveykit.rules.delivery`; they are re-exported here under the names the state uses.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from typing import Any, Final
 import phonenumbers
 from phonenumbers import PhoneNumberType, carrier
 
-from surveykit._platform import (
+from surveykit.rules.delivery import (
     BLOCKED,
     E164_DIGITS,
     FAILED,

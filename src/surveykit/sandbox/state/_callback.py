@@ -6,8 +6,8 @@ Used for the account callback (``Sandbox.set_account_callback``, ``POST /_sandbo
 
 from __future__ import annotations
 
-from surveykit._signing import signing_key
 from surveykit.models import CallbackSettings
+from surveykit.rules.signing import signing_key
 from surveykit.sandbox._records import CALLBACK_ACTIONS, CallbackTarget
 
 

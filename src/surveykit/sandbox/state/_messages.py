@@ -2,8 +2,8 @@
 
 Every rule of the reference is applied before a message is accepted; the destination
 checks the client side knows too (stop list, blocked, failed lookup, landline) are the
-platform's, :func:`surveykit._platform.destination_refusal`. An accepted message is held
-until its ``when`` and windows allow it (:func:`surveykit._platform.next_allowed`), then
+platform's, :func:`surveykit.rules.delivery.destination_refusal`. An accepted message is held
+until its ``when`` and windows allow it (:func:`surveykit.rules.delivery.next_allowed`), then
 goes out through :class:`~surveykit.sandbox.state._schedule.Schedule`.
 """
 

@@ -14,11 +14,11 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
-from surveykit._phone_text import UNVERIFIED, check_region
-from surveykit.frames._join import label_series
-from surveykit.frames._mapping import ColumnMappingError, resolve_mapping
-from surveykit.frames._phone import _normalize_column, _Phones
-from surveykit.frames._values import (
+from surveykit.models.imports import RESPONDENT_FIELDS
+from surveykit.respondents._join import label_series
+from surveykit.respondents._mapping import ColumnMappingError, resolve_mapping
+from surveykit.respondents._phone import _normalize_column, _Phones
+from surveykit.respondents._values import (
     EMAIL_REASON,
     Column,
     clean_dates,
@@ -27,7 +27,7 @@ from surveykit.frames._values import (
     email_problems,
     is_given,
 )
-from surveykit.models.imports import RESPONDENT_FIELDS
+from surveykit.rules.numbers import UNVERIFIED, check_region
 
 __all__ = ["ImportPlan", "ImportSummary", "RecordSequence", "build_import_list"]
 
@@ -312,11 +312,11 @@ def build_import_list(
             name (as text) as dynamic properties of the import definition.
         default_region: ISO 3166 alpha-2 region (``"GB"``) for national numbers such as
             ``07911 123456``; without it, only international numbers are accepted. How
-            numbers are read: :func:`surveykit.frames.normalize_phone_number`.
+            numbers are read: :func:`surveykit.respondents.normalize_phone_number`.
         dedupe: reject a row whose normalised mobile number an earlier record already has,
             with ``duplicate_of`` pointing at that record's index label.
         email_policy: ``"reject"`` leaves out rows whose address breaks the rule in
-            :data:`surveykit.frames.EMAIL_PATTERN`; ``"warn"`` sends them as given, lists them
+            :data:`surveykit.respondents.EMAIL_PATTERN`; ``"warn"`` sends them as given, lists them
             in ``plan.warnings`` and warns once.
         dayfirst: order of ``NN/NN/YYYY`` dates; None reads it from the column's unambiguous
             dates and rejects the ambiguous ones when the column does not tell.

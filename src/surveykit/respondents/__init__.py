@@ -9,40 +9,45 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from surveykit.frames._import import ImportStoppedError, import_frame
-    from surveykit.frames._join import join_import_results
-    from surveykit.frames._mapping import (
+    from surveykit.respondents._import import ImportStoppedError, import_frame
+    from surveykit.respondents._join import join_import_results
+    from surveykit.respondents._mapping import (
         RESPONDENT_FIELDS,
         ColumnMappingError,
         infer_field,
         infer_mapping,
     )
-    from surveykit.frames._phone import (
+    from surveykit.respondents._phone import (
         PhoneNormalization,
         normalize_phone_number,
         normalize_phone_numbers,
     )
-    from surveykit.frames._plan import ImportPlan, ImportSummary, RecordSequence, build_import_list
-    from surveykit.frames._values import EMAIL_PATTERN
+    from surveykit.respondents._plan import (
+        ImportPlan,
+        ImportSummary,
+        RecordSequence,
+        build_import_list,
+    )
+    from surveykit.respondents._values import EMAIL_PATTERN
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
 _LAZY: dict[str, str] = {
-    "ImportStoppedError": "surveykit.frames._import",
-    "import_frame": "surveykit.frames._import",
-    "join_import_results": "surveykit.frames._join",
-    "RESPONDENT_FIELDS": "surveykit.frames._mapping",
-    "ColumnMappingError": "surveykit.frames._mapping",
-    "infer_field": "surveykit.frames._mapping",
-    "infer_mapping": "surveykit.frames._mapping",
-    "PhoneNormalization": "surveykit.frames._phone",
-    "normalize_phone_number": "surveykit.frames._phone",
-    "normalize_phone_numbers": "surveykit.frames._phone",
-    "ImportPlan": "surveykit.frames._plan",
-    "ImportSummary": "surveykit.frames._plan",
-    "RecordSequence": "surveykit.frames._plan",
-    "build_import_list": "surveykit.frames._plan",
-    "EMAIL_PATTERN": "surveykit.frames._values",
+    "ImportStoppedError": "surveykit.respondents._import",
+    "import_frame": "surveykit.respondents._import",
+    "join_import_results": "surveykit.respondents._join",
+    "RESPONDENT_FIELDS": "surveykit.respondents._mapping",
+    "ColumnMappingError": "surveykit.respondents._mapping",
+    "infer_field": "surveykit.respondents._mapping",
+    "infer_mapping": "surveykit.respondents._mapping",
+    "PhoneNormalization": "surveykit.respondents._phone",
+    "normalize_phone_number": "surveykit.respondents._phone",
+    "normalize_phone_numbers": "surveykit.respondents._phone",
+    "ImportPlan": "surveykit.respondents._plan",
+    "ImportSummary": "surveykit.respondents._plan",
+    "RecordSequence": "surveykit.respondents._plan",
+    "build_import_list": "surveykit.respondents._plan",
+    "EMAIL_PATTERN": "surveykit.respondents._values",
 }
 
 

@@ -27,7 +27,7 @@ from typing import Final
 import pyarrow as pa
 
 from surveykit.results._common import RawChunk
-from surveykit.results._xml_slice import (
+from surveykit.results.xml._slice import (
     Shared,
     SliceColumns,
     _check,

@@ -10,7 +10,7 @@ import numpy.typing as npt
 import pandas as pd
 
 if TYPE_CHECKING:
-    from surveykit.frames._plan import ImportPlan
+    from surveykit.respondents._plan import ImportPlan
 
 __all__ = ["join_import_results"]
 

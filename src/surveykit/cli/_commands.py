@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from surveykit._cli_support import (
+from surveykit.cli._support import (
     CHARTS,
     AllowInsecureHttp,
     BaseUrl,
@@ -42,7 +42,7 @@ SEND_OPTIONS = {"window": "windows", "only_failed": "only"}
 
 def _help(option: str) -> str:
     """The command line's help of a batch option: the one definition's (``_batch_options``)."""
-    from surveykit._batch_options import OPTIONS
+    from surveykit.batch._options import OPTIONS
 
     text = OPTIONS[option].cli
     assert text is not None, option
@@ -258,8 +258,8 @@ def import_(
     target = outcome_path(file, out, "import")
     if not dry_run:
         check_output(target, "--out")
-    from surveykit._phone_text import check_region
     from surveykit.client._numbers import resolve_default_region
+    from surveykit.rules.numbers import check_region
 
     try:
         region = (
@@ -474,7 +474,7 @@ def _as_flags(message: str, options: dict[str, Any]) -> str:
 
 def register(app: typer.Typer) -> None:
     """Add these commands, and those of ``_commands_account``, to the ``surveykit`` app."""
-    from surveykit import _commands_account
+    import surveykit.cli._account as _commands_account
 
     app.command("results")(results)
     app.command("import")(import_)

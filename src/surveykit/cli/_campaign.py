@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from surveykit._cli_support import (
+from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
     CommandError,

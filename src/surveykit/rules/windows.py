@@ -1,6 +1,6 @@
 """Send windows: the reference's Window objects and a readable shorthand.
 
-When a window next opens is the platform's rule, :func:`surveykit._platform.next_allowed`
+When a window next opens is the platform's rule, :func:`surveykit.rules.delivery.next_allowed`
 (re-exported here and as ``surveykit.batch.next_allowed``).
 """
 
@@ -10,8 +10,8 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from surveykit._platform import next_allowed
 from surveykit.models import Window
+from surveykit.rules.delivery import next_allowed
 
 _DAYS = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
 _GROUPS = {

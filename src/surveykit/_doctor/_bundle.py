@@ -16,8 +16,8 @@ from typing import Any, Final
 
 import httpx
 
-from surveykit._atomic import atomic_path
-from surveykit._redact import CREDENTIAL_HEADERS, redact
+from surveykit._util.atomic import atomic_path
+from surveykit.client._redact import CREDENTIAL_HEADERS, redact
 
 BODY_BYTES: Final = 4096
 """How much of each answer (and request body) the bundle keeps."""

@@ -9,22 +9,22 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from surveykit._dual import returns
-from surveykit._platform import outcome_unknown
 from surveykit.batch._runner import Flow, drive_async, drive_sync
+from surveykit.client._dual import returns
 from surveykit.errors import (
     APIConnectionError,
     NotFoundError,
     OutcomeUnknownError,
     SurveykitError,
 )
-from surveykit.frames._join import join_import_results
-from surveykit.frames._plan import ImportPlan, build_import_list
+from surveykit.respondents._join import join_import_results
+from surveykit.respondents._plan import ImportPlan, build_import_list
+from surveykit.rules.delivery import outcome_unknown
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
 
-logger = logging.getLogger("surveykit.frames")
+logger = logging.getLogger("surveykit.frames")  # the name it was published under
 
 
 class ImportStoppedError(SurveykitError):
@@ -209,7 +209,7 @@ def import_frame(
     :func:`join_import_results`).
 
     When it builds the plan itself, it shows it (counts, rejections and the column mapping,
-    guessed entries marked ``(inferred)``): logged at INFO on the ``surveykit.frames``
+    guessed entries marked ``(inferred)``): logged at INFO on the ``surveykit.respondents``
     logger, and shown when ``progress`` is true: as ordinary output in a notebook, on
     stderr above the progress bar elsewhere. Either way ``result.attrs["plan"]`` describes
     the plan in plain, JSON-able values: ``rows``, ``records``, ``rejected``,

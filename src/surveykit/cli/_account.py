@@ -10,7 +10,7 @@ from typing import Annotated
 
 import typer
 
-from surveykit._cli_support import (
+from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
     Token,
@@ -57,8 +57,8 @@ def lookup(
     import pandas as pd
 
     import surveykit as sk
-    from surveykit._phone_text import normalize_text
     from surveykit.client._numbers import region_for
+    from surveykit.rules.numbers import normalize_text
 
     client = make_client(base_url, token, allow_insecure_http=allow_insecure_http)
     try:

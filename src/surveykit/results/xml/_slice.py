@@ -17,7 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
-from surveykit.results._names import _NCNAME, decode_name
+from surveykit.results.xml._names import _NCNAME, decode_name
 
 Ints = npt.NDArray[np.int64]
 

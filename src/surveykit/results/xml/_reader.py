@@ -40,9 +40,9 @@ from lxml import etree
 
 from surveykit.errors import ResultsParseError
 from surveykit.results._common import RawChunk
-from surveykit.results._names import decode_name, encode_name
 from surveykit.results._source import Payload, first_bytes
-from surveykit.results._xml_fast import _Unsupported, fast_chunks
+from surveykit.results.xml._fast import _Unsupported, fast_chunks
+from surveykit.results.xml._names import decode_name, encode_name
 
 _BATCH: Final = 65_536
 _FORBIDDEN: Final = re.compile(rb"<!(DOCTYPE|ENTITY)", re.IGNORECASE)

@@ -21,7 +21,7 @@ from typing import Annotated, Any, Final
 import typer
 from typer.core import TyperGroup
 
-from surveykit._cli_support import (
+from surveykit.cli._support import (
     SANDBOX_NOTES,
     CommandError,
     check_sqlite_file,
@@ -305,7 +305,7 @@ def sandbox_serve(
         raise typer.Exit(code=2) from None
     if db is not None:
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
-    from surveykit._net import bind, url_of
+    from surveykit._util.net import bind, url_of
     from surveykit.sandbox import Sandbox
     from surveykit.sandbox._campaign_data import CAMPAIGN_SURVEY_ID
     from surveykit.sandbox._data import GENERATED_SURVEY_ID
@@ -395,10 +395,10 @@ def _generated_spec(value: str) -> tuple[str, int]:
 
 
 def _register_commands() -> None:
-    from surveykit import _doctor_command
-    from surveykit._campaign_commands import register as register_campaign
-    from surveykit._commands import register
-    from surveykit._report_command import report
+    import surveykit.cli._doctor as _doctor_command
+    from surveykit.cli._campaign import register as register_campaign
+    from surveykit.cli._commands import register
+    from surveykit.cli._report import report
 
     register(app)
     app.command("report")(report)

@@ -7,7 +7,7 @@ turned into candidate digits (:func:`bulk_candidates`) and validated against pho
 own metadata and rules (patterns, possible lengths, number types, the region choice for
 shared calling codes) as regex kernels per calling code (:func:`fast_valid`). Only ever a
 proof of validity: whatever is not proven goes through ``phonenumbers.parse`` in
-:mod:`surveykit.frames._phone`.
+:mod:`surveykit.respondents._phone`.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import phonenumbers
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from surveykit._phone_text import NON_GEO, PUNCTUATION
+from surveykit.rules.numbers import NON_GEO, PUNCTUATION
 
 __all__ = ["bulk_candidates", "fast_valid"]
 
@@ -132,8 +132,8 @@ def _drop_ambiguous_bare(candidates: pa.Array, bare: pa.Array, region: str) -> p
     """Null out bare-digit candidates that the region might read as a national number.
 
     Bare digits (no ``+``) with a default region are read nationally first (see
-    ``surveykit.frames._phone``). Their E.164 reading is accepted in bulk only when the region's
-    reading is provably different and invalid: the digits do not start with its national or
+    ``surveykit.respondents._phone``). Their E.164 reading is accepted in bulk only when the
+    region's reading is provably different and invalid: the digits do not start with its national or
     international prefix, and country code + digits is not a valid number.
     """
     bare = pc.and_(pc.fill_null(bare, False), candidates.is_valid())

@@ -17,8 +17,8 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit import analysis
-from surveykit._widget_html import preview_table
-from surveykit._widget_html import table as _table
+from surveykit.widgets._html import preview_table
+from surveykit.widgets._html import table as _table
 
 PROGRESS_INTERVAL = 0.1
 """Seconds between redraws of a batch's progress bar."""
@@ -215,7 +215,7 @@ class BatchComposer(_Displayable):
             then shows each row's ``local_send_time`` and ``timezone``.
 
     The names of the arguments and of the options the controls give are those of
-    :func:`surveykit.send_batch` (one definition, ``surveykit._batch_options``).
+    :func:`surveykit.send_batch` (one definition, ``surveykit.batch._options``).
 
     Every edit clears what the last send showed (its ``Done`` line, the bar and the
     counts): they described other settings.
@@ -244,7 +244,7 @@ class BatchComposer(_Displayable):
                 f"links: no column {links!r}; columns are {[str(c) for c in df.columns]}"
             )
         if opt_outs is not None:
-            from surveykit.campaign._optouts import as_opt_outs
+            from surveykit.optouts import as_opt_outs
 
             opt_outs = as_opt_outs(opt_outs)
         self.opt_outs = opt_outs

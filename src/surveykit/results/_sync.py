@@ -21,8 +21,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from surveykit._atomic import atomic_path
-from surveykit._dual import returns
+from surveykit._util.atomic import atomic_path
+from surveykit.client._dual import returns
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client

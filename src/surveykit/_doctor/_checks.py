@@ -21,9 +21,9 @@ from urllib.parse import urlsplit
 
 import httpx
 
-from surveykit._doctor_bundle import Recorder, bundle_files, write_bundle
-from surveykit._doctor_compare import first_deviation
-from surveykit._redact import credentials
+from surveykit._doctor._bundle import Recorder, bundle_files, write_bundle
+from surveykit._doctor._compare import first_deviation
+from surveykit.client._redact import credentials
 from surveykit.errors import (
     APIConnectionError,
     APIStatusError,

@@ -11,7 +11,7 @@ from typing import Annotated
 
 import typer
 
-from surveykit._cli_support import AllowInsecureHttp, BaseUrl, Token, make_client
+from surveykit.cli._support import AllowInsecureHttp, BaseUrl, Token, make_client
 
 _NUMBER_HELP = "E.164 digits without '+', e.g. 447911123456."
 

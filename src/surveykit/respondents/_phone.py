@@ -2,12 +2,12 @@
 
 A column is first reduced to its distinct values, so a list with many repeats of a number
 costs one check per number. Distinct values in the common shapes are turned into candidate
-digits and proven valid in bulk (:mod:`surveykit.frames._phone_bulk`). The bulk check only
+digits and proven valid in bulk (:mod:`surveykit.respondents._phone_bulk`). The bulk check only
 ever accepts; every value it does not prove valid goes through ``phonenumbers.parse``, so
 both paths give the same answer (tests compare them over every region).
 
 The reading rules and the checks (``valid``, ``unverified``, ``strict``) are those of
-:mod:`surveykit._phone_text`, which also serves the client's single numbers.
+:mod:`surveykit.rules.numbers`, which also serves the client's single numbers.
 
 Parses: one per distinct value, except bare digits with a default region whose national
 reading is not valid, whose E.164 reading is a second parse (no phonenumbers call gives
@@ -29,7 +29,9 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from surveykit._phone_text import (
+from surveykit.respondents._phone_bulk import bulk_candidates, fast_valid
+from surveykit.respondents._values import _NONE, clean_text
+from surveykit.rules.numbers import (
     UNVERIFIED,
     VALID,
     Memo,
@@ -37,8 +39,6 @@ from surveykit._phone_text import (
     check_region,
     normalize_text,
 )
-from surveykit.frames._phone_bulk import bulk_candidates, fast_valid
-from surveykit.frames._values import _NONE, clean_text
 
 __all__ = [
     "UNVERIFIED",

@@ -13,7 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
-from surveykit._cli_support import (
+from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
     CommandError,

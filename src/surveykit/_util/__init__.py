@@ -1,0 +1,10 @@
+"""Small I/O helpers shared across layers that have no other common home.
+
+* :mod:`~surveykit._util.atomic`: every file surveykit writes (results, reports, journals'
+  neighbours, doctor bundles) is written whole or not at all;
+* :mod:`~surveykit._util.net`: the listening sockets of the servers surveykit starts (the
+  sandbox and the callback listener).
+
+They sit below every package (they import nothing of surveykit) because their users are in
+several layers: results, report, client, doctor, callbacks and the command line.
+"""
