@@ -21,8 +21,7 @@ from phonenumbers import timezone as pn_timezone
 import surveykit as sk
 from surveykit.batch._local import SEVERAL_ZONES, LocalHours
 from surveykit.models import Window
-from surveykit.rules.delivery import next_allowed
-from surveykit.rules.windows import windows_from
+from surveykit.rules.windows import next_allowed, windows_from
 from surveykit.sandbox import Sandbox
 
 SOURCE = "447700900999"

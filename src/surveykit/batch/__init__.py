@@ -12,9 +12,9 @@ if _typing.TYPE_CHECKING:
     from surveykit.batch._plan import OUTCOMES
     from surveykit.batch._preview import preview_batch
     from surveykit.batch._result import BatchInterrupted, BatchPreview, BatchResult
-    from surveykit.batch._segments import Segments, count_segments
     from surveykit.batch._spec import Skip, WindowLike, Windows
     from surveykit.batch._template import Template, TemplateError
+    from surveykit.rules.sms import Segments, count_segments
     from surveykit.rules.windows import next_allowed, parse_window
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
@@ -34,8 +34,8 @@ _LAZY: dict[str, str] = {
     "BatchInterrupted": "surveykit.batch._result",
     "BatchPreview": "surveykit.batch._result",
     "BatchResult": "surveykit.batch._result",
-    "Segments": "surveykit.batch._segments",
-    "count_segments": "surveykit.batch._segments",
+    "Segments": "surveykit.rules.sms",
+    "count_segments": "surveykit.rules.sms",
     "Skip": "surveykit.batch._spec",
     "WindowLike": "surveykit.batch._spec",
     "Windows": "surveykit.batch._spec",

@@ -21,7 +21,7 @@ from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from functools import lru_cache
 
 from surveykit.models import Window
-from surveykit.rules.delivery import zone, zone_name
+from surveykit.rules.windows import zone, zone_name
 
 SEVERAL_ZONES = "several time zones: give a timezone column"
 """The reason of a row refused because its zones share no time inside the windows."""

@@ -20,11 +20,11 @@ from surveykit.batch._local import (
     zone,
     zone_name,
 )
-from surveykit.batch._segments import count_segments
 from surveykit.batch._spec import AUTO, CHANNEL_TYPES, LINK_FIELD, BatchSpec, Skip
 from surveykit.models import EmailRequest, SendRequest
 from surveykit.models._validation import explain
 from surveykit.models.messages import E164_DIGITS
+from surveykit.rules.sms import count_segments
 from surveykit.rules.windows import next_allowed
 
 OUTCOMES = (

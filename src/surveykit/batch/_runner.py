@@ -23,7 +23,7 @@ from surveykit.errors import (
     SurveykitError,
 )
 from surveykit.models import EmailRequest, NumberType, SendResponse, SendStatus
-from surveykit.rules.delivery import outcome_unknown
+from surveykit.rules.outcomes import outcome_unknown
 
 T = TypeVar("T")
 

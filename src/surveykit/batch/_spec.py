@@ -13,8 +13,7 @@ from surveykit.batch._options import Channel
 from surveykit.batch._template import Template
 from surveykit.errors import ValidationError
 from surveykit.models import CallbackSettings, MessageType, Window
-from surveykit.rules.delivery import zone, zone_name
-from surveykit.rules.windows import windows_from
+from surveykit.rules.windows import windows_from, zone, zone_name
 
 WindowLike: TypeAlias = str | Window | Mapping[str, Any]
 """One sending window: ``"Mon-Fri 09:00-18:00"``, a :class:`~surveykit.models.Window`, or

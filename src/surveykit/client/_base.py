@@ -233,7 +233,7 @@ class BaseClient:
         self.window_timezone: tzinfo | None = None
         """The zone in which the platform reads a send Window (None: surveykit assumes UTC)."""
         if window_timezone is not None:
-            from surveykit.rules.delivery import zone
+            from surveykit.rules.windows import zone
 
             self.window_timezone = zone(window_timezone, field="window_timezone")
         if settings.base_url is None and not has_transport:

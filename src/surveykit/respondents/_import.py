@@ -19,7 +19,7 @@ from surveykit.errors import (
 )
 from surveykit.respondents._join import join_import_results
 from surveykit.respondents._plan import ImportPlan, build_import_list
-from surveykit.rules.delivery import outcome_unknown
+from surveykit.rules.outcomes import outcome_unknown
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client

@@ -26,7 +26,8 @@ from typing import Final, Literal
 import phonenumbers
 from phonenumbers import NumberParseException, PhoneNumberFormat, ValidationResult
 
-from surveykit.models import E164_DIGITS
+from surveykit.errors import ValidationError
+from surveykit.models.messages import E164_DIGITS
 
 __all__ = [
     "NON_GEO",
@@ -65,8 +66,6 @@ def check_region(region: str | None, field: str = "default_region") -> str | Non
         return None
     up = region.strip().upper() if isinstance(region, str) else None
     if up not in phonenumbers.SUPPORTED_REGIONS:
-        from surveykit.errors import ValidationError
-
         raise ValidationError(
             f"{field}: {region!r} is not a region phonenumbers knows; expected an ISO 3166 "
             "alpha-2 code such as 'GB', 'US' or 'AU'."

@@ -1,17 +1,88 @@
-"""Send windows: the reference's Window objects and a readable shorthand.
+"""Send windows: when a window next opens, time zones, and a readable shorthand.
 
-When a window next opens is the platform's rule, :func:`surveykit.rules.delivery.next_allowed`
-(re-exported here and as ``surveykit.batch.next_allowed``).
+When a window next opens (:func:`next_allowed`) is the platform's rule: the batch preview
+and plan, and the sandbox (which holds a message until its window opens), all ask it here.
+``surveykit.batch.next_allowed`` is the same function. The shorthand (``"mon-fri
+09:00-17:00"``) is :func:`parse_window`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
+from datetime import UTC, datetime, timedelta, tzinfo
 from typing import Any
+from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
-from surveykit.models import Window
-from surveykit.rules.delivery import next_allowed
+from surveykit.errors import ValidationError
+from surveykit.models.messages import Window
+
+
+def next_allowed(windows: Sequence[Window] | None, moment: datetime) -> datetime | None:
+    """The first moment at or after ``moment`` inside one of ``windows``.
+
+    Days are ISO numbers (1 is Monday); ``from`` is inclusive, ``to`` exclusive.
+    ``moment``'s own clock is the windows' clock (the reference does not say whether the
+    platform uses the account's or the recipient's zone; the sandbox's clock is UTC).
+
+    ``None`` means **no windows**: any moment is allowed, and ``moment`` itself is
+    returned. An **empty list** means no window at all, so none ever opens: the answer is
+    ``None``. A request whose ``Window`` property is present but empty is a different,
+    wire-level question: the sandbox reads it as absent and passes ``None``.
+
+    Example:
+        >>> from datetime import UTC
+        >>> monday_8 = datetime(2026, 3, 2, 8, 0, tzinfo=UTC)
+        >>> next_allowed([Window(from_="09:00", to="17:00")], monday_8).hour
+        9
+        >>> next_allowed(None, monday_8) == monday_8, next_allowed([], monday_8)
+        (True, None)
+    """
+    if windows is None:
+        return moment
+    # Candidates on an earlier day always come before any on a later day, so the first day
+    # with one holds the answer; a window on that weekday opens again within 7 days.
+    best: datetime | None = None
+    for offset in range(8):
+        day = (moment + timedelta(days=offset)).date()
+        for window in windows:
+            if day.isoweekday() not in window.days:
+                continue
+            start = datetime.combine(day, window.from_, tzinfo=moment.tzinfo)
+            end = datetime.combine(day, window.to, tzinfo=moment.tzinfo)
+            if end <= moment:
+                continue
+            candidate = max(start, moment)
+            if best is None or candidate < best:
+                best = candidate
+        if best is not None:
+            return best
+    return best
+
+
+def zone(name: str, *, field: str = "timezone") -> tzinfo:
+    """The zone called ``name`` (an IANA name such as ``Europe/London``, or ``UTC``).
+
+    Raises:
+        ValidationError: naming ``field`` and the value when no such zone exists.
+    """
+    if not isinstance(name, str) or not name.strip():
+        raise ValidationError(f"{field}: {name!r} is not a time zone name (like 'Europe/London')")
+    if name.strip().upper() == "UTC":
+        return UTC
+    try:
+        return ZoneInfo(name.strip())
+    except (ZoneInfoNotFoundError, ValueError):
+        raise ValidationError(
+            f"{field}: {name!r} is not a known time zone; expected an IANA name such as "
+            "'Europe/London' or 'America/New_York'"
+        ) from None
+
+
+def zone_name(tz: tzinfo) -> str:
+    """The IANA name of a zone (``UTC`` for :data:`datetime.UTC`)."""
+    return str(getattr(tz, "key", None) or tz.tzname(None) or "UTC")
+
 
 _DAYS = {"mon": 1, "tue": 2, "wed": 3, "thu": 4, "fri": 5, "sat": 6, "sun": 7}
 _GROUPS = {
@@ -91,4 +162,4 @@ def windows_from(value: Any) -> list[Window] | None:
     return result
 
 
-__all__ = ["next_allowed", "parse_window", "windows_from"]
+__all__ = ["next_allowed", "parse_window", "windows_from", "zone", "zone_name"]

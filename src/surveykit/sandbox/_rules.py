@@ -2,9 +2,10 @@
 
 Nothing here touches state; :mod:`surveykit.sandbox.state` calls these under its lock.
 The magic numbers (documented in ``docs/sandbox.md``) give deterministic lookup outcomes,
-like a payment sandbox's test card numbers. The rules the client applies too (segments,
-send windows, E.164 digits, branded sources, destination checks) are the platform's, in
-:mod:`surveykit.rules.delivery`; they are re-exported here under the names the state uses.
+like a payment sandbox's test card numbers: here the sandbox decides what a lookup finds for
+a number (:func:`lookup_number`: mobile or landline, reachable, its carrier). The rules the client
+applies too (segments, send windows, E.164 digits, branded sources, destination checks) are
+the platform's, in :mod:`surveykit.rules`; the state imports them from there.
 """
 
 from __future__ import annotations
@@ -20,20 +21,7 @@ from typing import Any, Final
 import phonenumbers
 from phonenumbers import PhoneNumberType, carrier
 
-from surveykit.rules.delivery import (
-    BLOCKED,
-    E164_DIGITS,
-    FAILED,
-    GSM7,
-    GSM7_EXTENDED,
-    REACHABLE,
-    count_segments,
-    delivered,
-    destination_refusal,
-    is_branded,
-    next_allowed,
-    segments,
-)
+from surveykit.models.messages import E164_DIGITS
 from surveykit.sandbox._records import ImportField, KeywordRecord
 
 # --------------------------------------------------------------------------- lookups
@@ -371,21 +359,15 @@ def message_id_prefix(seed: int) -> str:
 
 
 __all__ = [
-    "BLOCKED",
     "CHAT_MAX_CHARS",
-    "E164_DIGITS",
     "EMAIL_RE",
-    "FAILED",
     "FR_FICTION_MOBILE",
-    "GSM7",
-    "GSM7_EXTENDED",
     "HELP_WORDS",
     "HOSTNAME_RE",
     "INFO_WORDS",
     "KEYWORD_RE",
     "MAGIC_NUMBERS",
     "NANP_FICTION",
-    "REACHABLE",
     "RESERVED_KEYWORDS",
     "RESERVED_PATHS",
     "SLASHTAG_RE",
@@ -397,16 +379,10 @@ __all__ = [
     "URL_RE",
     "NumberInfo",
     "classify",
-    "count_segments",
-    "delivered",
-    "destination_refusal",
     "first_word",
-    "is_branded",
     "is_possible_number",
     "lookup_number",
     "message_id_prefix",
-    "next_allowed",
-    "segments",
     "short_code",
     "token_for",
     "unknown_note",

@@ -11,6 +11,8 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
+from surveykit.models.messages import is_branded
+from surveykit.rules import sms
 from surveykit.sandbox import _rules
 from surveykit.sandbox._records import Event, MessageRecord, iso
 from surveykit.sandbox.state._messages import Messages
@@ -64,7 +66,7 @@ class Inbound(Messages):
             "destination": our_number,
             "message": text,
             "inbound": True,
-            "segments": _rules.segments(text),
+            "segments": sms.segments(text),
             "message_id": original.message_id if original else "Unknown",
             "callback": original.callback if original else None,
         }
@@ -89,7 +91,7 @@ class Inbound(Messages):
                 record.response
                 and not answered_by_receiver
                 and our_number
-                and not _rules.is_branded(our_number)
+                and not is_branded(our_number)
             ):
                 self._auto_reply(our_number, from_number, record.response)
             return event
@@ -115,7 +117,7 @@ class Inbound(Messages):
             text=text,
             created=self.now(),
             status="Scheduled",
-            segments=_rules.segments(text),
+            segments=sms.segments(text),
             carrier=info.carrier,
             reachable=info.reachable,
             number_type=info.number_type,
