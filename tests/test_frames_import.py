@@ -12,7 +12,8 @@ import pytest
 
 import surveykit as sk
 from _fake_platform import FakePlatform
-from surveykit.respondents._import import ImportStoppedError, import_frame
+from surveykit.errors import ImportStoppedError
+from surveykit.respondents._import import import_frame
 
 
 @pytest.fixture(params=["sync", "async"])

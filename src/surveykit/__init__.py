@@ -11,33 +11,47 @@ import importlib as _importlib
 import typing as _typing
 
 from surveykit.errors import (
+    AnalysisInputError,
     APIConnectionError,
     APIStatusError,
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
+    BatchInterrupted,
+    CodebookError,
     ColumnMappingError,
     ConfigurationError,
     ConflictError,
+    ExportError,
+    ImportStoppedError,
+    JournalLockedError,
+    JournalMismatchError,
+    LabelError,
     LookupFailedError,
     NotFoundError,
+    OptOutError,
     OutcomeUnknownError,
     PermissionDeniedError,
+    PlotError,
+    RakingConvergenceError,
+    RakingError,
     RateLimitError,
     ResultsParseError,
     SendRejectedError,
     ServerError,
     ServerOutcomeUnknownError,
+    StoreClosedError,
     SurveykitError,
+    TemplateError,
     UnexpectedResponseError,
     ValidationError,
+    WeightsError,
 )
 
 if _typing.TYPE_CHECKING:
     from surveykit import analysis, models, plots, weights, widgets
-    from surveykit._doctor._checks import doctor
+    from surveykit._doctor import doctor
     from surveykit.batch import (
-        BatchInterrupted,
         BatchResult,
         lookup_frame,
         preview_batch,
@@ -50,20 +64,26 @@ if _typing.TYPE_CHECKING:
         campaign_funnel,
         listen,
     )
-    from surveykit.campaign import OptOutList, campaign_status, plan_reminders
+    from surveykit.campaign import campaign_status, plan_reminders
     from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
+    from surveykit.optouts import OptOutList
     from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
     from surveykit.respondents import (
         ImportPlan,
-        ImportStoppedError,
         build_import_list,
         import_frame,
         join_import_results,
         normalize_phone_number,
         normalize_phone_numbers,
     )
-    from surveykit.results import read_results, results_to_parquet, tidy_results, write_results
-    from surveykit.results._sync import SyncReport, sync_results
+    from surveykit.results import (
+        SyncReport,
+        read_results,
+        results_to_parquet,
+        sync_results,
+        tidy_results,
+        write_results,
+    )
     from surveykit.sandbox import Sandbox
 
 __version__ = "0.1.0"
@@ -76,9 +96,8 @@ _LAZY: dict[str, str] = {
     "BasicTokenAuth": "surveykit.client",
     "Client": "surveykit.client",
     "RetryPolicy": "surveykit.client",
-    "SyncReport": "surveykit.results._sync",
-    "sync_results": "surveykit.results._sync",
-    "BatchInterrupted": "surveykit.batch",
+    "SyncReport": "surveykit.results",
+    "sync_results": "surveykit.results",
     "BatchResult": "surveykit.batch",
     "lookup_frame": "surveykit.batch",
     "preview_batch": "surveykit.batch",
@@ -89,7 +108,6 @@ _LAZY: dict[str, str] = {
     "campaign_funnel": "surveykit.callbacks",
     "listen": "surveykit.callbacks",
     "ImportPlan": "surveykit.respondents",
-    "ImportStoppedError": "surveykit.respondents",
     "build_import_list": "surveykit.respondents",
     "import_frame": "surveykit.respondents",
     "join_import_results": "surveykit.respondents",
@@ -100,8 +118,8 @@ _LAZY: dict[str, str] = {
     "tidy_results": "surveykit.results",
     "write_results": "surveykit.results",
     "Sandbox": "surveykit.sandbox",
-    "doctor": "surveykit._doctor._checks",
-    "OptOutList": "surveykit.campaign",
+    "doctor": "surveykit._doctor",
+    "OptOutList": "surveykit.optouts",
     "campaign_status": "surveykit.campaign",
     "plan_reminders": "surveykit.campaign",
     "Codebook": "surveykit.report",
@@ -132,6 +150,7 @@ __all__ = [
     "APIConnectionError",
     "APIStatusError",
     "APITimeoutError",
+    "AnalysisInputError",
     "AsyncClient",
     "AuthenticationError",
     "BadRequestError",
@@ -140,17 +159,26 @@ __all__ = [
     "BatchResult",
     "Client",
     "Codebook",
+    "CodebookError",
     "ColumnMappingError",
     "ConfigurationError",
     "ConflictError",
+    "ExportError",
     "ImportPlan",
     "ImportStoppedError",
+    "JournalLockedError",
+    "JournalMismatchError",
+    "LabelError",
     "Listener",
     "LookupFailedError",
     "NotFoundError",
+    "OptOutError",
     "OptOutList",
     "OutcomeUnknownError",
     "PermissionDeniedError",
+    "PlotError",
+    "RakingConvergenceError",
+    "RakingError",
     "RateLimitError",
     "Receiver",
     "ResultsParseError",
@@ -159,10 +187,13 @@ __all__ = [
     "SendRejectedError",
     "ServerError",
     "ServerOutcomeUnknownError",
+    "StoreClosedError",
     "SurveykitError",
     "SyncReport",
+    "TemplateError",
     "UnexpectedResponseError",
     "ValidationError",
+    "WeightsError",
     "__version__",
     "analysis",
     "build_import_list",

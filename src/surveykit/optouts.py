@@ -25,7 +25,7 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from surveykit.campaign._numbers import address_keys
-from surveykit.errors import SurveykitError
+from surveykit.errors import OptOutError
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS optouts (
@@ -47,10 +47,6 @@ WHERE (excluded.changed_at, excluded.seq) > (optouts.changed_at, optouts.seq)
 """
 _OPT_TYPES: Final = {"stop": 1, "unstop": 0}
 FRAME_COLUMNS: Final = ("number", "reason", "since", "source")
-
-
-class OptOutError(SurveykitError, ValueError):
-    """A value given to the opt-out list is not a number or an email address."""
 
 
 def _stamp(value: datetime | pd.Timestamp) -> str:

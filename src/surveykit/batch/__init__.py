@@ -5,15 +5,20 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from surveykit.batch._batch import send_batch
-    from surveykit.batch._journal import Journal, JournalMismatchError
-    from surveykit.batch._lock import JournalLockedError
+    from surveykit.batch._journal import Journal
     from surveykit.batch._lookup import lookup_frame
     from surveykit.batch._options import OPTIONS, BatchOptions, PreviewOptions, SendOptions
     from surveykit.batch._plan import OUTCOMES
     from surveykit.batch._preview import preview_batch
-    from surveykit.batch._result import BatchInterrupted, BatchPreview, BatchResult
+    from surveykit.batch._result import BatchPreview, BatchResult
     from surveykit.batch._spec import Skip, WindowLike, Windows
-    from surveykit.batch._template import Template, TemplateError
+    from surveykit.batch._template import Template
+    from surveykit.errors import (
+        BatchInterrupted,
+        JournalLockedError,
+        JournalMismatchError,
+        TemplateError,
+    )
     from surveykit.rules.sms import Segments, count_segments
     from surveykit.rules.windows import next_allowed, parse_window
 
@@ -26,12 +31,12 @@ _LAZY: dict[str, str] = {
     "SendOptions": "surveykit.batch._options",
     "send_batch": "surveykit.batch._batch",
     "Journal": "surveykit.batch._journal",
-    "JournalMismatchError": "surveykit.batch._journal",
-    "JournalLockedError": "surveykit.batch._lock",
+    "JournalMismatchError": "surveykit.errors",
+    "JournalLockedError": "surveykit.errors",
     "lookup_frame": "surveykit.batch._lookup",
     "OUTCOMES": "surveykit.batch._plan",
     "preview_batch": "surveykit.batch._preview",
-    "BatchInterrupted": "surveykit.batch._result",
+    "BatchInterrupted": "surveykit.errors",
     "BatchPreview": "surveykit.batch._result",
     "BatchResult": "surveykit.batch._result",
     "Segments": "surveykit.rules.sms",
@@ -40,7 +45,7 @@ _LAZY: dict[str, str] = {
     "WindowLike": "surveykit.batch._spec",
     "Windows": "surveykit.batch._spec",
     "Template": "surveykit.batch._template",
-    "TemplateError": "surveykit.batch._template",
+    "TemplateError": "surveykit.errors",
     "next_allowed": "surveykit.rules.windows",
     "parse_window": "surveykit.rules.windows",
 }

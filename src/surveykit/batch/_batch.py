@@ -20,7 +20,6 @@ from surveykit.batch._result import (
     COLUMNS,
     LOCAL_COLUMNS,
     SEND_FIELDS,
-    BatchInterrupted,
     BatchResult,
     client_region,
     platform_clock,
@@ -39,7 +38,7 @@ from surveykit.batch._runner import (
 )
 from surveykit.batch._spec import BatchSpec, Skip, make_spec
 from surveykit.client._dual import returns
-from surveykit.errors import SurveykitError
+from surveykit.errors import BatchInterrupted, SurveykitError
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client

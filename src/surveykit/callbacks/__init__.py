@@ -30,19 +30,14 @@ if _typing.TYPE_CHECKING:
         Receiver,
     )
     from surveykit.callbacks._replies import Handler, Reply, build_reply
-    from surveykit.callbacks._store import (
-        EVENT_COLUMNS,
-        EventStore,
-        Recorded,
-        StoreClosedError,
-        delivery_identity,
-    )
+    from surveykit.callbacks._store import EVENT_COLUMNS, EventStore, Recorded, delivery_identity
     from surveykit.callbacks._verify import (
         DEFAULT_REPLAY_WINDOW,
         DEFAULT_SIGNATURE_DIGEST,
         DEFAULT_SIGNATURE_HEADER,
         callback_signature,
     )
+    from surveykit.errors import StoreClosedError
 
 # Each name is imported from its module on first use (PEP 562): the store and the funnel
 # load pandas, the server side starlette and uvicorn.
@@ -56,7 +51,7 @@ _LAZY = {
     "EVENT_COLUMNS": "surveykit.callbacks._store",
     "EventStore": "surveykit.callbacks._store",
     "Recorded": "surveykit.callbacks._store",
-    "StoreClosedError": "surveykit.callbacks._store",
+    "StoreClosedError": "surveykit.errors",
     "delivery_identity": "surveykit.callbacks._store",
     "DEFAULT_REPLAY_WINDOW": "surveykit.callbacks._verify",
     "DEFAULT_SIGNATURE_DIGEST": "surveykit.callbacks._verify",

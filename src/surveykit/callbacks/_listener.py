@@ -25,7 +25,8 @@ from surveykit._util.net import bind, url_of
 from surveykit.callbacks._funnel import campaign_funnel
 from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, server_config
 from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, H, Receiver
-from surveykit.callbacks._store import EventStore, StoreClosedError, events_frame
+from surveykit.callbacks._store import EventStore, events_frame
+from surveykit.errors import StoreClosedError
 from surveykit.models import CallbackType
 
 _START_TIMEOUT: Final = 15.0

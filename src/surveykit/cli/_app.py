@@ -97,7 +97,7 @@ def _report(exc: Exception) -> int:
     if isinstance(exc, typer.Abort):
         typer.echo("surveykit: aborted", err=True)
         return 1
-    if isinstance(exc, SurveykitError):
+    if isinstance(exc, SurveykitError | CommandError):
         where = " (on the embedded sandbox)" if SANDBOX_NOTES else ""
         typer.echo(f"surveykit: {_one_line(describe_error(exc))}{where}", err=True)
         return exit_code_of(exc)

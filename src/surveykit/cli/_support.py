@@ -36,8 +36,11 @@ FAILURE: Final = 1
 """Exit status of every other problem: configuration, input, output, the platform."""
 
 
-class CommandError(SurveykitError):
+class CommandError(Exception):
     """A problem the command line reports in one line, with its exit status, and no traceback.
+
+    The command line's own control flow, not a :class:`~surveykit.SurveykitError`: nothing
+    outside the command line raises or catches it.
 
     Attributes:
         code: the exit status, :data:`USAGE` (2) or :data:`FAILURE` (1).
@@ -161,7 +164,7 @@ def describe_error(exc: BaseException) -> str:
     return text
 
 
-def exit_code_of(exc: SurveykitError) -> int:
+def exit_code_of(exc: SurveykitError | CommandError) -> int:
     """The exit status of an error that reached the command line."""
     if isinstance(exc, CommandError):
         return exc.code

@@ -20,6 +20,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from surveykit.errors import PlotError
     from surveykit.plots._campaign import (
         STATUS_COLOURS,
         plot_campaign_status,
@@ -35,7 +36,7 @@ if _typing.TYPE_CHECKING:
         plot_nps,
         plot_response_rate,
     )
-    from surveykit.plots._scales import PlotError, plot_distribution, plot_likert
+    from surveykit.plots._scales import plot_distribution, plot_likert
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
@@ -53,7 +54,7 @@ _LAZY: dict[str, str] = {
     "plot_funnel": "surveykit.plots._results",
     "plot_nps": "surveykit.plots._results",
     "plot_response_rate": "surveykit.plots._results",
-    "PlotError": "surveykit.plots._scales",
+    "PlotError": "surveykit.errors",
     "plot_distribution": "surveykit.plots._scales",
     "plot_likert": "surveykit.plots._scales",
 }

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from surveykit.errors import PlotError
 from surveykit.plots._common import PALETTE
 from surveykit.plots._common import figure as _figure
-from surveykit.plots._scales import PlotError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

@@ -12,9 +12,9 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from surveykit.errors import CodebookError, ExportError, LabelError
     from surveykit.report._build import Report, build_report
     from surveykit.report._codebook import KINDS, Codebook, Question, QuestionKind
-    from surveykit.report._errors import CodebookError, ExportError, LabelError
     from surveykit.report._excel import to_excel
     from surveykit.report._export import to_spss, to_stata
     from surveykit.report._frozen import CoercedAnswers, RowReasons
@@ -29,9 +29,9 @@ _LAZY: dict[str, str] = {
     "Codebook": "surveykit.report._codebook",
     "Question": "surveykit.report._codebook",
     "QuestionKind": "surveykit.report._codebook",
-    "CodebookError": "surveykit.report._errors",
-    "ExportError": "surveykit.report._errors",
-    "LabelError": "surveykit.report._errors",
+    "CodebookError": "surveykit.errors",
+    "ExportError": "surveykit.errors",
+    "LabelError": "surveykit.errors",
     "to_excel": "surveykit.report._excel",
     "to_spss": "surveykit.report._export",
     "to_stata": "surveykit.report._export",

@@ -14,8 +14,8 @@ from typing import Any
 
 import pandas as pd
 
+from surveykit.errors import ExportError
 from surveykit.report._codebook import Codebook
-from surveykit.report._errors import ExportError
 from surveykit.report._label import Errors, label
 
 WEIGHT_COLUMN = "weight"

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from surveykit._util.atomic import atomic_path
-from surveykit.report._errors import ExportError
+from surveykit.errors import ExportError
 
 PERCENT: Final = "0.0%"
 """Proportions (0..1) shown as percentages."""

@@ -19,8 +19,8 @@ import numpy as np
 import pandas as pd
 
 from surveykit._util.atomic import atomic_path
+from surveykit.errors import ExportError
 from surveykit.report._codebook import CODED_KINDS, Codebook, Question, code_text
-from surveykit.report._errors import ExportError
 from surveykit.report._label import _lookup, _raise_unknown
 
 Target = Literal["spss", "stata"]

@@ -9,14 +9,10 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from surveykit.respondents._import import ImportStoppedError, import_frame
+    from surveykit.errors import ColumnMappingError, ImportStoppedError
+    from surveykit.respondents._import import import_frame
     from surveykit.respondents._join import join_import_results
-    from surveykit.respondents._mapping import (
-        RESPONDENT_FIELDS,
-        ColumnMappingError,
-        infer_field,
-        infer_mapping,
-    )
+    from surveykit.respondents._mapping import RESPONDENT_FIELDS, infer_field, infer_mapping
     from surveykit.respondents._phone import (
         PhoneNormalization,
         normalize_phone_number,
@@ -33,11 +29,11 @@ if _typing.TYPE_CHECKING:
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
 _LAZY: dict[str, str] = {
-    "ImportStoppedError": "surveykit.respondents._import",
+    "ImportStoppedError": "surveykit.errors",
     "import_frame": "surveykit.respondents._import",
     "join_import_results": "surveykit.respondents._join",
     "RESPONDENT_FIELDS": "surveykit.respondents._mapping",
-    "ColumnMappingError": "surveykit.respondents._mapping",
+    "ColumnMappingError": "surveykit.errors",
     "infer_field": "surveykit.respondents._mapping",
     "infer_mapping": "surveykit.respondents._mapping",
     "PhoneNormalization": "surveykit.respondents._phone",

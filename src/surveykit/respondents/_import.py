@@ -13,6 +13,7 @@ from surveykit.batch._runner import Flow, drive_async, drive_sync
 from surveykit.client._dual import returns
 from surveykit.errors import (
     APIConnectionError,
+    ImportStoppedError,
     NotFoundError,
     OutcomeUnknownError,
     SurveykitError,
@@ -25,29 +26,6 @@ if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
 
 logger = logging.getLogger("surveykit.frames")  # the name it was published under
-
-
-class ImportStoppedError(SurveykitError):
-    """The import stopped early: the platform does not know the reference (404).
-
-    ``result`` holds every row's outcome (the rows not sent say why, and the rows of
-    earlier chunks keep the platform's answers); ``cause`` is the
-    :class:`~surveykit.NotFoundError` that stopped it (also ``__cause__``).
-
-    It is a :class:`~surveykit.SurveykitError` but not a :class:`~surveykit.NotFoundError`:
-    ``except sk.NotFoundError`` does not catch it. Catch it by name::
-
-        try:
-            outcome = sk.import_frame(client, "CSAT-2026", df)
-        except sk.ImportStoppedError as exc:
-            outcome = exc.result  # every row of df
-            status = exc.cause.status_code  # 404
-    """
-
-    def __init__(self, message: str, *, result: pd.DataFrame, cause: NotFoundError) -> None:
-        super().__init__(message)
-        self.result = result
-        self.cause = cause
 
 
 def _plan_attrs(plan: ImportPlan) -> dict[str, Any]:

@@ -14,9 +14,10 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from surveykit.errors import ColumnMappingError
 from surveykit.models.imports import RESPONDENT_FIELDS
 from surveykit.respondents._join import label_series
-from surveykit.respondents._mapping import ColumnMappingError, resolve_mapping
+from surveykit.respondents._mapping import resolve_mapping
 from surveykit.respondents._phone import _normalize_column, _Phones
 from surveykit.respondents._values import (
     EMAIL_REASON,

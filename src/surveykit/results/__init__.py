@@ -12,6 +12,7 @@ if _typing.TYPE_CHECKING:
     from surveykit.results._parquet import results_to_parquet
     from surveykit.results._read import read_results
     from surveykit.results._source import FORMATS, sniff
+    from surveykit.results._sync import SyncReport, sync_results
     from surveykit.results._tidy import split_columns, tidy_results
     from surveykit.results._types import (
         RESPONDENT_COLUMNS,
@@ -30,6 +31,8 @@ _LAZY: dict[str, str] = {
     "read_results": "surveykit.results._read",
     "FORMATS": "surveykit.results._source",
     "sniff": "surveykit.results._source",
+    "SyncReport": "surveykit.results._sync",
+    "sync_results": "surveykit.results._sync",
     "split_columns": "surveykit.results._tidy",
     "tidy_results": "surveykit.results._tidy",
     "RESPONDENT_COLUMNS": "surveykit.results._types",
@@ -57,6 +60,7 @@ __all__ = [
     "LAYOUTS",
     "RESPONDENT_COLUMNS",
     "ResultsNotice",
+    "SyncReport",
     "infer_type",
     "is_respondent_column",
     "read_results",
@@ -64,6 +68,7 @@ __all__ = [
     "results_to_parquet",
     "sniff",
     "split_columns",
+    "sync_results",
     "tidy_results",
     "write_results",
 ]

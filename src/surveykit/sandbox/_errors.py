@@ -10,8 +10,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from surveykit.errors import SurveykitError
-
 PROBLEM_TYPES = {
     400: "https://tools.ietf.org/html/rfc9110#section-15.5.1",
     401: "https://tools.ietf.org/html/rfc9110#section-15.5.2",
@@ -119,8 +117,11 @@ def validation(errors: dict[str, list[str]]) -> Problem:
     )
 
 
-class Rejection(SurveykitError):
+class Rejection(Exception):
     """A send or lookup the platform refused by its rules, with the body it answers.
+
+    The sandbox's own control flow (the routes turn it into a 400), not a
+    :class:`~surveykit.SurveykitError`.
 
     A destination on the stop list or blocked, a landline or a failed lookup when the send
     asked for one, a problem sending, a lookup that failed. ``body`` is the SendResponse
