@@ -24,8 +24,8 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from surveykit.campaign._numbers import address_keys
 from surveykit.errors import OptOutError
+from surveykit.respondents._numbers import address_keys
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS optouts (

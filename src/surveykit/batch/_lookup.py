@@ -98,7 +98,7 @@ class _Lookups:
         strict: bool,
     ) -> None:
         # Imported here: surveykit.respondents imports the batch runner.
-        from surveykit.respondents._phone import normalize_phone_numbers
+        from surveykit.respondents._numbers import normalize_phone_numbers
 
         if column not in df.columns:
             raise ValueError(f"column: no column {column!r}; columns are {list(df.columns)}")

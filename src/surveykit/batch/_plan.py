@@ -224,7 +224,7 @@ def _phones(df: pd.DataFrame, spec: BatchSpec) -> tuple[list[Any], list[Any], li
     """The destination column normalised once, as the import does: digits, reasons, checks."""
     if spec.is_email:
         return None
-    from surveykit.respondents._phone import normalize_phone_numbers
+    from surveykit.respondents._numbers import normalize_phone_numbers
 
     found = normalize_phone_numbers(df[spec.destination], spec.region)
     return found.digits.tolist(), found.reason.tolist(), found.check.tolist()

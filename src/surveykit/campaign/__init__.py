@@ -4,17 +4,17 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from surveykit.campaign._numbers import address_key, address_keys
     from surveykit.campaign._reminders import REASONS, Reminders, plan_reminders
     from surveykit.campaign._status import FLAGS, STATUSES, campaign_status
     from surveykit.errors import OptOutError
     from surveykit.optouts import OptOutList
+    from surveykit.respondents._numbers import address_key, address_keys
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
 _LAZY: dict[str, str] = {
-    "address_key": "surveykit.campaign._numbers",
-    "address_keys": "surveykit.campaign._numbers",
+    "address_key": "surveykit.respondents._numbers",
+    "address_keys": "surveykit.respondents._numbers",
     "OptOutError": "surveykit.errors",
     "OptOutList": "surveykit.optouts",
     "REASONS": "surveykit.campaign._reminders",

@@ -11,8 +11,8 @@ from typing import Any, Final
 
 import pandas as pd
 
-from surveykit.campaign._numbers import address_keys
 from surveykit.optouts import events_table
+from surveykit.respondents._numbers import address_keys
 
 SEND_COLUMNS: Final = ("destination", "outcome", "message_id", "time")
 """What a send frame must hold (a ``BatchResult.frame`` has them)."""

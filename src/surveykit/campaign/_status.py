@@ -18,9 +18,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from surveykit.callbacks._funnel import DEFAULT_DELIVERED_STATUSES
-from surveykit.campaign._numbers import address_keys
 from surveykit.campaign._sources import event_table, send_table
 from surveykit.models.callbacks import PLACEHOLDER_MESSAGE_IDS
+from surveykit.respondents._numbers import address_keys
 
 STATUSES: Final = (
     "not_contacted",

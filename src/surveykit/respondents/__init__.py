@@ -13,7 +13,7 @@ if _typing.TYPE_CHECKING:
     from surveykit.respondents._import import import_frame
     from surveykit.respondents._join import join_import_results
     from surveykit.respondents._mapping import RESPONDENT_FIELDS, infer_field, infer_mapping
-    from surveykit.respondents._phone import (
+    from surveykit.respondents._numbers import (
         PhoneNormalization,
         normalize_phone_number,
         normalize_phone_numbers,
@@ -36,9 +36,9 @@ _LAZY: dict[str, str] = {
     "ColumnMappingError": "surveykit.errors",
     "infer_field": "surveykit.respondents._mapping",
     "infer_mapping": "surveykit.respondents._mapping",
-    "PhoneNormalization": "surveykit.respondents._phone",
-    "normalize_phone_number": "surveykit.respondents._phone",
-    "normalize_phone_numbers": "surveykit.respondents._phone",
+    "PhoneNormalization": "surveykit.respondents._numbers",
+    "normalize_phone_number": "surveykit.respondents._numbers",
+    "normalize_phone_numbers": "surveykit.respondents._numbers",
     "ImportPlan": "surveykit.respondents._plan",
     "ImportSummary": "surveykit.respondents._plan",
     "RecordSequence": "surveykit.respondents._plan",

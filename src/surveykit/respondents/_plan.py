@@ -18,7 +18,7 @@ from surveykit.errors import ColumnMappingError
 from surveykit.models.imports import RESPONDENT_FIELDS
 from surveykit.respondents._join import label_series
 from surveykit.respondents._mapping import resolve_mapping
-from surveykit.respondents._phone import _normalize_column, _Phones
+from surveykit.respondents._numbers import _normalize_column, _Phones
 from surveykit.respondents._values import (
     EMAIL_REASON,
     Column,

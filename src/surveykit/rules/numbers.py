@@ -1,6 +1,6 @@
 """One phone number as people write it to E.164 digits, with phonenumbers only.
 
-The reading rules shared by the import (:mod:`surveykit.respondents._phone`, which applies them
+The reading rules shared by the import (:mod:`surveykit.respondents._numbers`, which applies them
 to a column's distinct values after a bulk check) and by the client
 (``messages.send(destination=...)``, ``messages.lookup(number)``). No pandas here, so that
 a client that sends a message does not load it.
