@@ -205,7 +205,7 @@ def lookup_frame(
     Raises:
         ValidationError: ``region`` is not a region phonenumbers knows.
     """
-    from surveykit.client._numbers import region_for
+    from surveykit.rules.numbers import region_for
 
     reading = region_for(region, getattr(client, "default_region", None))
     job = _Lookups(df, column, cache, ttl, concurrency, reading, strict)

@@ -57,8 +57,7 @@ def lookup(
     import pandas as pd
 
     import surveykit as sk
-    from surveykit.client._numbers import region_for
-    from surveykit.rules.numbers import normalize_text
+    from surveykit.rules.numbers import normalize_text, region_for
 
     client = make_client(base_url, token, allow_insecure_http=allow_insecure_http)
     try:

@@ -258,7 +258,7 @@ def import_(
     target = outcome_path(file, out, "import")
     if not dry_run:
         check_output(target, "--out")
-    from surveykit.client._numbers import resolve_default_region
+    from surveykit.client._config import resolve_default_region
     from surveykit.rules.numbers import check_region
 
     try:

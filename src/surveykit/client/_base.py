@@ -32,6 +32,7 @@ from surveykit.client._config import (
     DEFAULT_TIMEOUT,
     check_transport_security,
     resolve,
+    resolve_default_region,
 )
 from surveykit.client._redact import scrub_error
 from surveykit.client._responses import ModelT as ModelT
@@ -226,8 +227,6 @@ class BaseClient:
         window_timezone: str | None = None,
         default_region: str | None = None,
     ) -> None:
-        from surveykit.client._numbers import resolve_default_region
-
         self._default_region = resolve_default_region(default_region)
         settings = resolve(base_url, token)
         self.window_timezone: tzinfo | None = None

@@ -1,9 +1,10 @@
 """One phone number as people write it to E.164 digits, with phonenumbers only.
 
-The reading rules shared by the import (:mod:`surveykit.respondents._numbers`, which applies them
-to a column's distinct values after a bulk check) and by the client
-(``messages.send(destination=...)``, ``messages.lookup(number)``). No pandas here, so that
-a client that sends a message does not load it.
+The reading rules shared by the import (:mod:`surveykit.respondents._numbers`, which applies
+them to a column's distinct values after a bulk check) and by the client, whose arguments
+(``messages.send(destination=...)``, ``messages.lookup(number)``) are read by
+:func:`read_number` and :func:`region_for`. No pandas here, so that a client that sends a
+message does not load it.
 
 Reading rules: text with ``+`` (or ``tel:+``) is international; bare digits with a default
 region are read as that region's national number when that is valid, else as E.164 (so a US
@@ -21,7 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 import phonenumbers
 from phonenumbers import NumberParseException, PhoneNumberFormat, ValidationResult
@@ -31,6 +32,7 @@ from surveykit.models.messages import E164_DIGITS
 
 __all__ = [
     "NON_GEO",
+    "NUMBER_FORM",
     "PUNCTUATION",
     "STRICT_NOTE",
     "UNVERIFIED",
@@ -40,6 +42,8 @@ __all__ = [
     "PhoneCheck",
     "check_region",
     "normalize_text",
+    "read_number",
+    "region_for",
 ]
 
 PhoneCheck = Literal["valid", "unverified"]
@@ -203,3 +207,45 @@ def _where(num: phonenumbers.PhoneNumber) -> str:
     if region in (None, "ZZ", NON_GEO):
         return f"country code {num.country_code}"
     return f"region {region}"
+
+
+# --------------------------------------------------------------------------- one argument
+
+NUMBER_FORM: Final = (
+    "E.164 digits (447911123456), an international number with + (+44 7911 123456), "
+    "or a national number with region= or Client(default_region=...) (07911 123456)"
+)
+
+
+def read_number(value: Any, field: str, region: str | None, *, strict: bool) -> str:
+    """E.164 digits of one number as written, or a :class:`ValidationError` naming ``field``.
+
+    Args:
+        value: text (or an integer) as a person wrote it.
+        field: the argument's name, for the error (``destination``, ``number``).
+        region: how national numbers are read (already checked), or None.
+        strict: refuse a number phonenumbers finds possible but not valid.
+    """
+    if isinstance(value, bool) or not isinstance(value, str | int):
+        raise ValidationError(
+            [(field, f"{field}: {value!r} is not a phone number; expected {NUMBER_FORM}.")]
+        )
+    text = str(value).strip()
+    if not text:
+        raise ValidationError([(field, f"{field}: is empty; expected {NUMBER_FORM}.")])
+    digits, reason, _ = normalize_text(text, region, strict)
+    if digits is None:
+        if region is None and reason == "no region given for a national number":
+            reason += ": pass region='GB' (for example) or Client(default_region=...)"
+        problem = (
+            "is refused as strict=True: phonenumbers finds it possible but not valid"
+            if reason is not None and reason.endswith(STRICT_NOTE)
+            else f"cannot be read as a phone number ({reason})"
+        )
+        raise ValidationError([(field, f"{field}: {value!r} {problem}; expected {NUMBER_FORM}.")])
+    return digits
+
+
+def region_for(region: str | None, default: str | None) -> str | None:
+    """A call's ``region=`` checked, else the client's default."""
+    return default if region is None else check_region(region, "region")
