@@ -12,7 +12,7 @@ import pytest
 import typer
 
 import surveykit as sk
-import surveykit.cli._commands as _commands
+import surveykit.cli._data as _commands
 from _fake_platform import FakePlatform
 from surveykit.batch._options import (
     OPTIONS,

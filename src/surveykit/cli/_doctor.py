@@ -73,4 +73,9 @@ def doctor(
     raise typer.Exit(code=0 if report.ok else 1)
 
 
+def register(app: typer.Typer) -> None:
+    """Add ``doctor`` to the ``surveykit`` app."""
+    app.command("doctor")(doctor)
+
+
 __all__ = ["doctor"]

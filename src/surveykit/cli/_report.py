@@ -223,3 +223,8 @@ def headlines(tables: dict[str, Any]) -> list[str]:
                 f"Cramér's V {test['cramers_v']:.3f}"
             )
     return lines
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the ``surveykit`` app."""
+    app.command("report")(report)

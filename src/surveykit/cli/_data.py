@@ -473,10 +473,7 @@ def _as_flags(message: str, options: dict[str, Any]) -> str:
 
 
 def register(app: typer.Typer) -> None:
-    """Add these commands, and those of ``_commands_account``, to the ``surveykit`` app."""
-    import surveykit.cli._account as _commands_account
-
+    """Add ``results``, ``import`` and ``send`` to the ``surveykit`` app."""
     app.command("results")(results)
     app.command("import")(import_)
     app.command("send")(send)
-    _commands_account.register(app)
