@@ -12,7 +12,6 @@ import pytest
 import typer
 
 import surveykit as sk
-import surveykit.cli._data as _commands
 from _fake_platform import FakePlatform
 from surveykit.batch._options import (
     OPTIONS,
@@ -22,6 +21,7 @@ from surveykit.batch._options import (
     option_names,
     resolve,
 )
+from surveykit.cli import _data as _commands
 from surveykit.widgets import BatchComposer
 
 NOT_OPTIONS = {"client", "df"}

@@ -17,7 +17,7 @@ from typer.testing import CliRunner
 import surveykit as sk
 from surveykit.cli import app
 from surveykit.sandbox import Sandbox
-from surveykit.sandbox._records import ImportField, Survey
+from surveykit.sandbox.state._records import ImportField, Survey
 
 SAMPLE_SURVEYS = ["CSAT-SMS-2026", "NPS-WA-Q1-2026", "EVT-DDLIS-2026"]
 

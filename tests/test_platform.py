@@ -11,11 +11,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import surveykit as sk
-import surveykit.respondents._import as _import
 from surveykit.batch import _runner, count_segments, next_allowed
 from surveykit.models import Window, messages
+from surveykit.respondents import _import
 from surveykit.rules import delivery, outcomes, sms, windows
-from surveykit.sandbox import _rules
+from surveykit.sandbox.state import _rules
 
 SRC = Path(sms.__file__).parents[1]
 

@@ -187,8 +187,8 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
 
 
 def test_doctor_and_lookup_failed_error_are_public() -> None:
-    import surveykit._doctor._checks as _doctor
     from surveykit import errors
+    from surveykit._doctor import _checks as _doctor
 
     assert sk.doctor is _doctor.doctor and "doctor" in sk.__all__
     assert sk.LookupFailedError is errors.LookupFailedError
@@ -233,7 +233,7 @@ def _subclasses(cls: type) -> set[type]:
 
 def test_control_flow_exceptions_are_not_surveykit_errors() -> None:
     from surveykit.cli._support import CommandError
-    from surveykit.sandbox._errors import Rejection
+    from surveykit.sandbox.state._errors import Rejection
 
     for internal in (CommandError, Rejection):
         assert not issubclass(internal, sk.SurveykitError), internal

@@ -20,8 +20,8 @@ import psutil
 import pytest
 
 from _sandbox_server import ServedSandbox, serve_sandbox
-from surveykit.sandbox._serve import SHUTDOWN_GRACE
-from surveykit.sandbox._wire import MAX_BODY, MAX_DEPTH
+from surveykit.sandbox.http._wire import MAX_BODY, MAX_DEPTH
+from surveykit.sandbox.runtime._serve import SHUTDOWN_GRACE
 from surveykit.sandbox.state._core import REFUSED_KEPT
 
 MESSAGE = {"destination": "447700900123", "source": "447700900100", "message": "Hi",

@@ -8,7 +8,7 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 
-import surveykit.results as results
+from surveykit import results
 from surveykit.results import (
     read_results,
     results_to_parquet,

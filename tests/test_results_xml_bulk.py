@@ -17,14 +17,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import surveykit.results.xml._fast as _xml_fast
-import surveykit.results.xml._reader as _xml
-import surveykit.results.xml._slice as _xml_slice
 from _results_strategies import tables
 from surveykit import ResultsParseError
 from surveykit.results import read_results, write_results
 from surveykit.results._common import RawChunk
 from surveykit.results._source import Payload
+from surveykit.results.xml import _fast as _xml_fast
+from surveykit.results.xml import _reader as _xml
+from surveykit.results.xml import _slice as _xml_slice
 from surveykit.sandbox.generator import generate_results_frame
 
 XML_LAYOUTS = ["documented", "aspnet", "namespaced", "attributes"]

@@ -9,7 +9,7 @@ import surveykit as sk
 from _sandbox_server import ServedSandbox
 from surveykit.report import Codebook
 from surveykit.sandbox import generator
-from surveykit.sandbox._data import SURVEY_FILES, load_sample_data
+from surveykit.sandbox.data._seed import SURVEY_FILES, load_sample_data
 
 SAMPLE_REFERENCES = [s.reference for s in load_sample_data().surveys]
 

@@ -152,7 +152,7 @@ def test_scheduled_and_expiring_messages_happen_in_time_order(client: Client,
 
 def test_realtime_requests_send_what_fell_due_without_advance() -> None:
     from surveykit.client import ASGIPortalTransport
-    from surveykit.sandbox._app import SandboxApp
+    from surveykit.sandbox.http._app import SandboxApp
     from surveykit.sandbox.state import SandboxState
 
     # The app on a bare state: no Sandbox, so no ticker thread; only requests move things.

@@ -19,7 +19,7 @@ import surveykit as sk
 from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit.cli import app
 from surveykit.sandbox import BEHAVIOURS, RespondentModel, Sandbox
-from surveykit.sandbox._behaviour import behaviour
+from surveykit.sandbox.data._behaviour import behaviour
 
 SOURCE = "447700900300"
 WAIT = 30.0  # seconds: a safety net for waits, never an assertion about speed

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 import surveykit as sk
 from surveykit.client import Client
 from surveykit.models import SendRequest
-from surveykit.sandbox import Sandbox, _routes
-from surveykit.sandbox._errors import Problem, Rejection, SandboxHTTPError, TextError
-from surveykit.sandbox._records import CallbackTarget
+from surveykit.sandbox import Sandbox
 from surveykit.sandbox.state import SandboxState, User
+from surveykit.sandbox.state._errors import Problem, Rejection, SandboxHTTPError, TextError
+from surveykit.sandbox.state._records import CallbackTarget
 
-SANDBOX_SRC = Path(_routes.__file__).parent
 LANDLINE = "442079460123"  # Ofcom's drama range for London landlines
 
 
@@ -118,12 +115,3 @@ def test_the_route_answers_a_rejection_with_400_and_its_body() -> None:
     assert refused.value.status_code == 400
     assert refused.value.body["Status"] == "Reachable"
     assert client.messages.lookup("447700900123").status == "Success"
-
-
-def test_no_sandbox_module_is_over_500_lines() -> None:
-    sizes = {
-        path.relative_to(SANDBOX_SRC).as_posix(): len(path.read_text(encoding="utf-8").splitlines())
-        for path in SANDBOX_SRC.rglob("*.py")
-    }
-    assert "state/_core.py" in sizes  # the walk reaches the subpackage
-    assert {name: lines for name, lines in sizes.items() if lines > 500} == {}

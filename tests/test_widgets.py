@@ -10,9 +10,9 @@ import pandas as pd
 import pytest
 
 import surveykit as sk
-import surveykit.widgets._widgets as widgets
 from _fake_platform import FakePlatform
 from surveykit.widgets import BatchComposer
+from surveykit.widgets import _widgets as widgets
 
 matplotlib.use("Agg")
 

@@ -49,7 +49,7 @@ def _from_environment(context: typer.Context, parameter: str) -> bool:
 
 def _callback_problems(exc: ValueError) -> list[str]:
     """The sandbox's refusal of callback settings, one line per option named."""
-    from surveykit.sandbox._errors import errors_of
+    from surveykit.sandbox.state._errors import errors_of
 
     lines = []
     for field, messages in errors_of(exc).items():
@@ -192,7 +192,7 @@ def sandbox_serve(
     except ValueError as exc:
         typer.echo(f"surveykit: --campaign: {exc}", err=True)
         raise typer.Exit(code=2) from None
-    from surveykit.sandbox._behaviour import RespondentModel
+    from surveykit.sandbox.data._behaviour import RespondentModel
 
     try:
         model = RespondentModel.from_spec(respondents) if respondents is not None else None
@@ -203,8 +203,8 @@ def sandbox_serve(
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
     from surveykit._util.net import bind, url_of
     from surveykit.sandbox import Sandbox
-    from surveykit.sandbox._campaign_data import CAMPAIGN_SURVEY_ID
-    from surveykit.sandbox._data import GENERATED_SURVEY_ID
+    from surveykit.sandbox.data._campaign import CAMPAIGN_SURVEY_ID
+    from surveykit.sandbox.data._seed import GENERATED_SURVEY_ID
 
     settings: dict[str, Any] = {
         "method": callback_method,
@@ -273,7 +273,7 @@ def sandbox_serve(
         f"restricted_token={sandbox.restricted_token}\n"
     )
     sys.stdout.flush()
-    from surveykit.sandbox._serve import serve
+    from surveykit.sandbox.runtime._serve import serve
 
     try:
         serve(sandbox, sock, log_level=log_level)  # stops within seconds of SIGTERM

@@ -6,7 +6,7 @@ refused ``Failed`` and a landline ``Reachable``; a message that went out is deli
 it is a text to an unreachable number or a landline. The batch preview and the sandbox's
 state (:mod:`surveykit.sandbox.state._messages`) both apply these. The sandbox decides what
 a lookup finds for a number (mobile, landline, magic numbers) in
-:mod:`surveykit.sandbox._rules`.
+:mod:`surveykit.sandbox.state._rules`.
 
 The platform's other rules are beside this module: :mod:`surveykit.rules.sms` (segments),
 :mod:`surveykit.rules.windows` (send windows), :mod:`surveykit.rules.numbers` (numbers as

@@ -11,30 +11,30 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
-    from surveykit.sandbox._behaviour import BEHAVIOURS, RespondentModel
-    from surveykit.sandbox._records import (
+    from surveykit.sandbox._sandbox import IN_PROCESS_URL, Sandbox
+    from surveykit.sandbox.data._behaviour import BEHAVIOURS, RespondentModel
+    from surveykit.sandbox.state import DEFAULT_START, Fault
+    from surveykit.sandbox.state._records import (
         CallbackTarget,
         Event,
         JournalEntry,
         MessageRecord,
         ShortLink,
     )
-    from surveykit.sandbox._rules import MAGIC_NUMBERS, NumberInfo
-    from surveykit.sandbox._sandbox import IN_PROCESS_URL, Sandbox
-    from surveykit.sandbox.state import DEFAULT_START, Fault
+    from surveykit.sandbox.state._rules import MAGIC_NUMBERS, NumberInfo
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
 _LAZY: dict[str, str] = {
-    "BEHAVIOURS": "surveykit.sandbox._behaviour",
-    "RespondentModel": "surveykit.sandbox._behaviour",
-    "CallbackTarget": "surveykit.sandbox._records",
-    "Event": "surveykit.sandbox._records",
-    "JournalEntry": "surveykit.sandbox._records",
-    "MessageRecord": "surveykit.sandbox._records",
-    "ShortLink": "surveykit.sandbox._records",
-    "MAGIC_NUMBERS": "surveykit.sandbox._rules",
-    "NumberInfo": "surveykit.sandbox._rules",
+    "BEHAVIOURS": "surveykit.sandbox.data._behaviour",
+    "RespondentModel": "surveykit.sandbox.data._behaviour",
+    "CallbackTarget": "surveykit.sandbox.state._records",
+    "Event": "surveykit.sandbox.state._records",
+    "JournalEntry": "surveykit.sandbox.state._records",
+    "MessageRecord": "surveykit.sandbox.state._records",
+    "ShortLink": "surveykit.sandbox.state._records",
+    "MAGIC_NUMBERS": "surveykit.sandbox.state._rules",
+    "NumberInfo": "surveykit.sandbox.state._rules",
     "IN_PROCESS_URL": "surveykit.sandbox._sandbox",
     "Sandbox": "surveykit.sandbox._sandbox",
     "DEFAULT_START": "surveykit.sandbox.state",

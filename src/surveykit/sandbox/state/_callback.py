@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from surveykit.models import CallbackSettings
 from surveykit.rules.signing import signing_key
-from surveykit.sandbox._records import CALLBACK_ACTIONS, CallbackTarget
+from surveykit.sandbox.state._records import CALLBACK_ACTIONS, CallbackTarget
 
 
 def callback_target(

@@ -1,9 +1,9 @@
 """Inbound replies, the stop list and carrier status updates.
 
-A respondent's reply is classified by its first word (:func:`surveykit.sandbox._rules.classify`):
-STOP and its synonyms put the number on the stop list, UNSTOP takes it off, a keyword of
-the account may answer with its response, and any other reply to a survey message is
-recorded as the respondent's next answer.
+A respondent's reply is classified by its first word
+(:func:`~surveykit.sandbox.state._rules.classify`): STOP and its synonyms put the number on
+the stop list, UNSTOP takes it off, a keyword of the account may answer with its response,
+and any other reply to a survey message is recorded as the respondent's next answer.
 """
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ from typing import Any
 
 from surveykit.models.messages import is_branded
 from surveykit.rules import sms
-from surveykit.sandbox import _rules
-from surveykit.sandbox._records import Event, MessageRecord, iso
+from surveykit.sandbox.state import _rules
 from surveykit.sandbox.state._messages import Messages
+from surveykit.sandbox.state._records import Event, MessageRecord, iso
 
 
 class Inbound(Messages):

@@ -19,13 +19,13 @@ from surveykit.models.callbacks import metadata_list
 from surveykit.models.messages import is_branded
 from surveykit.rules import delivery, sms
 from surveykit.rules.windows import next_allowed
-from surveykit.sandbox import _rules
-from surveykit.sandbox._errors import Rejection, TextError, errors_of, validation
-from surveykit.sandbox._records import CallbackTarget, MessageRecord, iso
-from surveykit.sandbox._strict import boolean_errors
+from surveykit.sandbox.state import _rules
 from surveykit.sandbox.state._callback import callback_target
 from surveykit.sandbox.state._core import CALLBACK_USER, User
+from surveykit.sandbox.state._errors import Rejection, TextError, errors_of, validation
+from surveykit.sandbox.state._records import CallbackTarget, MessageRecord, iso
 from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT, Schedule
+from surveykit.sandbox.state._strict import boolean_errors
 
 _CHANNELS: Final = {0: "SMS", 1: "WhatsApp", 2: "Facebook", 3: "WhatsAppTemplate"}
 

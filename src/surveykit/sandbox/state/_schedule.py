@@ -13,8 +13,8 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from surveykit.rules import delivery
-from surveykit.sandbox._records import MessageRecord
 from surveykit.sandbox.state._core import StateCore
+from surveykit.sandbox.state._records import MessageRecord
 
 MAX_ADVANCE: Final = timedelta(days=36_600)
 """The furthest the clock moves in one step (about a century; dates stay representable)."""

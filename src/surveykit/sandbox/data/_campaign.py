@@ -22,7 +22,7 @@ import random
 from collections.abc import Callable, Sequence
 from typing import Final
 
-from surveykit.sandbox._records import ImportField, Question, Survey
+from surveykit.sandbox.state._records import ImportField, Question, Survey
 
 CAMPAIGN_SURVEY_ID: Final = 9101
 """The survey id of a campaign survey unless told."""

@@ -20,10 +20,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from surveykit.sandbox import _fields as fields
-from surveykit.sandbox._behaviour import RespondentModel
-from surveykit.sandbox._campaign_data import CAMPAIGN_SURVEY_ID, COUNTRIES
-from surveykit.sandbox._control import _json, _state, control
+from surveykit.sandbox.data._behaviour import RespondentModel
+from surveykit.sandbox.data._campaign import CAMPAIGN_SURVEY_ID, COUNTRIES
+from surveykit.sandbox.http._control import _json, _state, control
+from surveykit.sandbox.state import _fields as fields
 
 
 def _model_body(model: RespondentModel | None) -> dict[str, Any] | None:

@@ -11,8 +11,8 @@ import copy
 from functools import cache
 from typing import Any, Final
 
-from surveykit.sandbox._openapi_schemas import ref as _ref
-from surveykit.sandbox._openapi_schemas import schemas as _schemas
+from surveykit.sandbox.http._openapi_schemas import ref as _ref
+from surveykit.sandbox.http._openapi_schemas import schemas as _schemas
 
 JSON_BODY: Final = ("application/json", "text/json", "application/*+json", "text/plain")
 XML_BODY: Final = ("application/xml", "text/xml", "application/*+xml")

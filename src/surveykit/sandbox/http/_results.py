@@ -21,8 +21,8 @@ from starlette.responses import StreamingResponse
 
 from surveykit.models import ResultsRequest
 from surveykit.results import RESPONDENT_COLUMNS, write_results
-from surveykit.sandbox._records import Respondent, Survey, iso
 from surveykit.sandbox.state import SandboxState
+from surveykit.sandbox.state._records import Respondent, Survey, iso
 
 CHUNK_ROWS: Final = 20_000
 STRING: Final = pd.StringDtype("pyarrow")

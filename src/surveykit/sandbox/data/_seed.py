@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from importlib import resources
 from typing import Any, Final
 
-from surveykit.sandbox._records import (
+from surveykit.sandbox.state._records import (
     ImportField,
     KeywordRecord,
     Question,

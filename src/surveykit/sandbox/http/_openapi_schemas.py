@@ -2,7 +2,7 @@
 
 The reference's schemas (ImportDataModel, MessageModel, Window, SendResponse...) and
 what the sandbox chose where the reference shows nothing (ShortLink, the keyword answers,
-ValidationProblemDetails). :mod:`surveykit.sandbox._openapi` puts them in the document.
+ValidationProblemDetails). :mod:`surveykit.sandbox.http._openapi` puts them in the document.
 """
 
 from __future__ import annotations

@@ -19,7 +19,7 @@ from lxml import etree
 from starlette.requests import Request
 from starlette.responses import Response
 
-from surveykit.sandbox._errors import Problem, SandboxHTTPError
+from surveykit.sandbox.state._errors import Problem, SandboxHTTPError
 
 MAX_BODY: Final = 32 * 1024 * 1024
 """The largest request body the sandbox reads (32 MiB)."""

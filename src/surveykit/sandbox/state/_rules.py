@@ -22,7 +22,7 @@ import phonenumbers
 from phonenumbers import PhoneNumberType, carrier
 
 from surveykit.models.messages import E164_DIGITS
-from surveykit.sandbox._records import ImportField, KeywordRecord
+from surveykit.sandbox.state._records import ImportField, KeywordRecord
 
 # --------------------------------------------------------------------------- lookups
 

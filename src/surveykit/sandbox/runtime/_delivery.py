@@ -32,10 +32,10 @@ import httpx
 
 from surveykit.models import SendRequest
 from surveykit.rules.signing import DEFAULT_SIGNATURE_HEADER, callback_signature
-from surveykit.sandbox._errors import REJECTION_STATUS, Rejection, SandboxHTTPError
-from surveykit.sandbox._records import CallbackTarget, Event, JournalEntry
-from surveykit.sandbox._routes import parse_send_request
+from surveykit.sandbox.http._routes import parse_send_request
 from surveykit.sandbox.state import SandboxState
+from surveykit.sandbox.state._errors import REJECTION_STATUS, Rejection, SandboxHTTPError
+from surveykit.sandbox.state._records import CallbackTarget, Event, JournalEntry
 
 RESPONSE_TYPES: Final = frozenset({"Message", "Keyword"})
 """Callback types whose answer may carry a message to send (the reference)."""

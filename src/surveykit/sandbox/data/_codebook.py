@@ -15,8 +15,8 @@ from typing import Final
 
 from surveykit.report import Codebook, Question
 from surveykit.sandbox import generator
-from surveykit.sandbox._records import Question as SurveyQuestion
-from surveykit.sandbox._records import Survey
+from surveykit.sandbox.state._records import Question as SurveyQuestion
+from surveykit.sandbox.state._records import Survey
 
 FIVE_POINT: Final[dict[str, tuple[str, ...]]] = {
     "happy": ("Very unhappy", "Unhappy", "Neither happy nor unhappy", "Happy", "Very happy"),

@@ -38,12 +38,12 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
 
 from surveykit.models import CallbackSettings
-from surveykit.sandbox import _fields as fields
-from surveykit.sandbox._data import generated_survey
-from surveykit.sandbox._errors import errors_of, problem_body
-from surveykit.sandbox._records import SECRET_MASK, iso
-from surveykit.sandbox._wire import loads_json
+from surveykit.sandbox.data._seed import generated_survey
+from surveykit.sandbox.http._wire import loads_json
 from surveykit.sandbox.state import SandboxState, callback_target
+from surveykit.sandbox.state import _fields as fields
+from surveykit.sandbox.state._errors import errors_of, problem_body
+from surveykit.sandbox.state._records import SECRET_MASK, iso
 from surveykit.sandbox.state._schedule import MAX_ADVANCE
 
 MAX_WAIT = 3600.0
@@ -391,7 +391,7 @@ async def generate_survey(request: Request) -> Response:
 @control
 async def survey_codebook(request: Request) -> Response:
     """GET /_sandbox/surveys/{reference}/codebook: the survey's codebook (``Codebook.to_dict``)."""
-    from surveykit.sandbox._codebook import survey_codebook as derive
+    from surveykit.sandbox.data._codebook import survey_codebook as derive
 
     reference = request.path_params["reference"]
     state = _state(request)

@@ -23,7 +23,9 @@ from surveykit.models import (
     SendRequest,
     UrlRequest,
 )
-from surveykit.sandbox._errors import (
+from surveykit.sandbox.http._wire import read_body, render, render_error, xml_booleans
+from surveykit.sandbox.state import MAX_LINKS, SandboxState, User
+from surveykit.sandbox.state._errors import (
     REJECTION_STATUS,
     Problem,
     Rejection,
@@ -31,10 +33,8 @@ from surveykit.sandbox._errors import (
     errors_of,
     validation,
 )
-from surveykit.sandbox._records import KeywordRecord, ShortLink, iso
-from surveykit.sandbox._strict import boolean_errors
-from surveykit.sandbox._wire import read_body, render, render_error, xml_booleans
-from surveykit.sandbox.state import MAX_LINKS, SandboxState, User
+from surveykit.sandbox.state._records import KeywordRecord, ShortLink, iso
+from surveykit.sandbox.state._strict import boolean_errors
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -282,8 +282,8 @@ async def list_keywords(request: Request) -> Response:
 @api
 async def get_results(request: Request) -> Response:
     """POST /v3.2/Survey/GetResults (streamed)."""
-    from surveykit.sandbox._app import stop_on_shutdown
-    from surveykit.sandbox._results import results_response
+    from surveykit.sandbox.http._app import stop_on_shutdown
+    from surveykit.sandbox.http._results import results_response
 
     raw = _xml_scalars(request, await read_body(request, xml=True))
     data = fold(raw, RESULTS_FIELDS, "ResultsRequestModel")

@@ -23,13 +23,13 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 from starlette.types import Message, Receive, Scope, Send
 
-from surveykit.sandbox import _control, _control_respondents, _openapi, _routes
-from surveykit.sandbox._errors import problem_body
-from surveykit.sandbox._wire import MAX_BODY, loads_json
+from surveykit.sandbox.http import _control, _control_respondents, _openapi, _routes
+from surveykit.sandbox.http._wire import MAX_BODY, loads_json
 from surveykit.sandbox.state import Fault, SandboxState
+from surveykit.sandbox.state._errors import problem_body
 
 if TYPE_CHECKING:
-    from surveykit.sandbox._delivery import CallbackDelivery
+    from surveykit.sandbox.runtime._delivery import CallbackDelivery
 
 JOURNAL_BODY_LIMIT: Final = 64 * 1024
 """Request bodies longer than this are journaled cut, as text."""
