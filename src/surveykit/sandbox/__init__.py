@@ -14,6 +14,7 @@ if _typing.TYPE_CHECKING:
     from surveykit.sandbox._sandbox import IN_PROCESS_URL, Sandbox
     from surveykit.sandbox.data._behaviour import BEHAVIOURS, RespondentModel
     from surveykit.sandbox.state import DEFAULT_START, Fault
+    from surveykit.sandbox.state._numbers import MAGIC_NUMBERS, NumberInfo
     from surveykit.sandbox.state._records import (
         CallbackTarget,
         Event,
@@ -21,7 +22,6 @@ if _typing.TYPE_CHECKING:
         MessageRecord,
         ShortLink,
     )
-    from surveykit.sandbox.state._rules import MAGIC_NUMBERS, NumberInfo
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
@@ -33,8 +33,8 @@ _LAZY: dict[str, str] = {
     "JournalEntry": "surveykit.sandbox.state._records",
     "MessageRecord": "surveykit.sandbox.state._records",
     "ShortLink": "surveykit.sandbox.state._records",
-    "MAGIC_NUMBERS": "surveykit.sandbox.state._rules",
-    "NumberInfo": "surveykit.sandbox.state._rules",
+    "MAGIC_NUMBERS": "surveykit.sandbox.state._numbers",
+    "NumberInfo": "surveykit.sandbox.state._numbers",
     "IN_PROCESS_URL": "surveykit.sandbox._sandbox",
     "Sandbox": "surveykit.sandbox._sandbox",
     "DEFAULT_START": "surveykit.sandbox.state",

@@ -13,7 +13,7 @@ from typing import Any
 
 from surveykit.models.messages import is_branded
 from surveykit.rules import sms
-from surveykit.sandbox.state import _rules
+from surveykit.sandbox.state import _numbers, _rules
 from surveykit.sandbox.state._messages import Messages
 from surveykit.sandbox.state._records import Event, MessageRecord, iso
 
@@ -43,7 +43,7 @@ class Inbound(Messages):
 
     def reply(self, from_number: str, text: str, to: str | None = None) -> Event:
         """A respondent's inbound message: classify it, update the state, record the event."""
-        if not _rules.is_possible_number(from_number):
+        if not _numbers.is_possible_number(from_number):
             raise ValueError(f"from_number: {from_number!r} is not E.164 digits")
         with self.transaction():
             return self._receive(from_number, text, to)
@@ -108,7 +108,7 @@ class Inbound(Messages):
         return None
 
     def _auto_reply(self, source: str, destination: str, text: str) -> None:
-        info = _rules.lookup_number(destination)
+        info = _numbers.lookup_number(destination)
         message = MessageRecord(
             message_id=self.next_message_id(),
             channel="SMS",

@@ -19,7 +19,7 @@ from surveykit.models.callbacks import metadata_list
 from surveykit.models.messages import is_branded
 from surveykit.rules import delivery, sms
 from surveykit.rules.windows import next_allowed
-from surveykit.sandbox.state import _rules
+from surveykit.sandbox.state import _numbers, _rules
 from surveykit.sandbox.state._callback import callback_target
 from surveykit.sandbox.state._core import CALLBACK_USER, User
 from surveykit.sandbox.state._errors import Rejection, TextError, errors_of, validation
@@ -61,7 +61,7 @@ class Messages(Schedule):
         with the body the platform answers with; a number that cannot be one raises a
         validation :class:`Problem`.
         """
-        if not _rules.is_possible_number(number):
+        if not _numbers.is_possible_number(number):
             raise validation(
                 {
                     "number": [
@@ -70,7 +70,7 @@ class Messages(Schedule):
                     ]
                 }
             )
-        info = _rules.lookup_number(number)
+        info = _numbers.lookup_number(number)
         with self.transaction():
             if info.outcome == "lookup-error":
                 raise Rejection(
@@ -116,7 +116,7 @@ class Messages(Schedule):
         """
         destination, source = request.destination, request.source
         channel = _CHANNELS[int(request.type or 0)]
-        if not _rules.is_possible_number(destination):
+        if not _numbers.is_possible_number(destination):
             raise validation(
                 {
                     "destination": [
@@ -154,7 +154,7 @@ class Messages(Schedule):
                     ]
                 }
             )
-        info = _rules.lookup_number(destination)
+        info = _numbers.lookup_number(destination)
         looked = bool(request.lookup)
         carrier = info.carrier if looked else "Unknown"
         number_type = info.number_type if looked else "Unknown"
