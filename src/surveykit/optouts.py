@@ -24,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from surveykit.callbacks._events import events_table
 from surveykit.errors import OptOutError
 from surveykit.respondents._numbers import address_keys
 
@@ -292,77 +293,6 @@ def _opt_events(events: Any) -> pd.DataFrame:
     table = table.sort_values(["at", "order"], kind="stable")
     table["order"] = table["order"].astype("int64")
     return table.drop_duplicates("number", keep="last")[["number", "kind", "at", "order"]]
-
-
-def events_table(events: Any) -> pd.DataFrame:
-    """Callback events as a DataFrame from a frame, an EventStore, its path or payloads."""
-    from surveykit.callbacks import EventStore
-    from surveykit.models import CallbackPayload
-
-    if isinstance(events, pd.DataFrame):
-        return events
-    if isinstance(events, EventStore):
-        return events.frame()
-    if isinstance(events, str | os.PathLike):
-        return read_event_file(Path(events))
-    if isinstance(events, CallbackPayload):
-        events = [events]
-    if isinstance(events, Iterable):
-        payloads = list(events)
-        for position, payload in enumerate(payloads):
-            if not isinstance(payload, CallbackPayload):
-                raise TypeError(
-                    f"events: item {position} is a {type(payload).__name__}, not a CallbackPayload"
-                )
-        return pd.DataFrame(
-            {
-                "type": [None if p.type is None else str(p.type) for p in payloads],
-                "message_id": [p.message_id for p in payloads],
-                "status": [p.status for p in payloads],
-                "source": [p.source for p in payloads],
-                "destination": [p.destination for p in payloads],
-                "inbound": pd.array([p.inbound for p in payloads], dtype="boolean"),
-                "timestamp": pd.to_datetime([p.timestamp for p in payloads], utc=True),
-            }
-        )
-    raise TypeError(
-        "events: expected the listener's DataFrame, an EventStore, its SQLite path or "
-        f"callback payloads, got {type(events).__name__}"
-    )
-
-
-_EVENT_FIELDS: Final = (
-    "event_id",
-    "received_at",
-    "type",
-    "message_id",
-    "timestamp",
-    "status",
-    "source",
-    "destination",
-    "inbound",
-)
-
-
-def read_event_file(path: Path) -> pd.DataFrame:
-    """The columns of an event store's file a campaign needs, read-only."""
-    if not path.is_file():
-        raise FileNotFoundError(f"events: no event store file {path}")
-    uri = f"{path.resolve().as_uri()}?mode=ro"
-    try:
-        with sqlite3.connect(uri, uri=True) as db:
-            rows = db.execute(
-                f"SELECT {', '.join(_EVENT_FIELDS)} FROM events ORDER BY event_id"
-            ).fetchall()
-    except sqlite3.DatabaseError as exc:
-        raise ValueError(f"events: {path} is not an event store ({exc})") from None
-    frame = pd.DataFrame(rows, columns=list(_EVENT_FIELDS))
-    for column in ("type", "message_id", "status", "source", "destination"):
-        frame[column] = frame[column].astype("string")
-    frame["inbound"] = frame["inbound"].astype("boolean")
-    for column in ("received_at", "timestamp"):
-        frame[column] = pd.to_datetime(frame[column], utc=True, format="ISO8601")
-    return frame
 
 
 def as_opt_outs(value: Any) -> OptOutList:

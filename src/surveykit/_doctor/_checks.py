@@ -23,6 +23,7 @@ import httpx
 
 from surveykit._doctor._bundle import Recorder, bundle_files, write_bundle
 from surveykit._doctor._compare import first_deviation
+from surveykit.client import Client
 from surveykit.client._redact import credentials
 from surveykit.errors import (
     APIConnectionError,
@@ -363,8 +364,6 @@ def doctor(
         >>> report = sk.doctor(client, survey="CSAT-SMS-2026", bundle="doctor.zip")
         >>> print(report)
     """
-    from surveykit.client import Client
-
     if not isinstance(client, Client):
         raise TypeError(f"client: expected a surveykit.Client, got {type(client).__name__}")
     lookup = _number(lookup, "lookup")

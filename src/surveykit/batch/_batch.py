@@ -37,8 +37,10 @@ from surveykit.batch._runner import (
     run_sync,
 )
 from surveykit.batch._spec import BatchSpec, Skip, make_spec
+from surveykit.client import AsyncClient
 from surveykit.client._dual import returns
 from surveykit.errors import BatchInterrupted, SurveykitError
+from surveykit.optouts import as_opt_outs
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
@@ -360,7 +362,6 @@ def _opt_out_check(opt_outs: Any) -> Callable[[str], bool] | None:
     """The per-row check of ``opt_outs``: one indexed SQLite read per row."""
     if opt_outs is None:
         return None
-    from surveykit.optouts import as_opt_outs
 
     return as_opt_outs(opt_outs).check
 
@@ -410,7 +411,6 @@ def send_batch(
         clock=platform_clock(client),
         opted_out=_opt_out_check(given["opt_outs"]),
     )
-    from surveykit.client import AsyncClient
 
     if isinstance(client, AsyncClient):
         return _send_async(client, batch)

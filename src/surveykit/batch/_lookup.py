@@ -12,9 +12,12 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit.batch._runner import Flow, RowOutcome, run_async, run_sync
+from surveykit.client import AsyncClient
 from surveykit.client._dual import returns
 from surveykit.errors import APIStatusError, SurveykitError
 from surveykit.models import LookupResponse
+from surveykit.respondents._numbers import normalize_phone_numbers
+from surveykit.rules.numbers import region_for
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
@@ -98,7 +101,6 @@ class _Lookups:
         strict: bool,
     ) -> None:
         # Imported here: surveykit.respondents imports the batch runner.
-        from surveykit.respondents._numbers import normalize_phone_numbers
 
         if column not in df.columns:
             raise ValueError(f"column: no column {column!r}; columns are {list(df.columns)}")
@@ -205,11 +207,8 @@ def lookup_frame(
     Raises:
         ValidationError: ``region`` is not a region phonenumbers knows.
     """
-    from surveykit.rules.numbers import region_for
-
     reading = region_for(region, getattr(client, "default_region", None))
     job = _Lookups(df, column, cache, ttl, concurrency, reading, strict)
-    from surveykit.client import AsyncClient
 
     if isinstance(client, AsyncClient):
         return _lookup_async(client, job)

@@ -53,6 +53,7 @@ from surveykit.errors import (
     OutcomeUnknownError,
     describe_request,
 )
+from surveykit.rules.windows import zone
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -232,8 +233,6 @@ class BaseClient:
         self.window_timezone: tzinfo | None = None
         """The zone in which the platform reads a send Window (None: surveykit assumes UTC)."""
         if window_timezone is not None:
-            from surveykit.rules.windows import zone
-
             self.window_timezone = zone(window_timezone, field="window_timezone")
         if settings.base_url is None and not has_transport:
             from surveykit.sandbox import Sandbox

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from surveykit.campaign._sources import send_table
 from surveykit.errors import PlotError
 from surveykit.plots._common import PALETTE
 from surveykit.plots._common import figure as _figure
@@ -159,7 +160,6 @@ def plot_campaign_timeline(
     from matplotlib.dates import date2num
     from matplotlib.ticker import MaxNLocator
 
-    from surveykit.campaign._sources import send_table
 
     lines: list[tuple[str, pd.Series, str]] = []
     starts: dict[str, pd.Timestamp] = {}

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit.batch._runner import Flow, drive_async, drive_sync
+from surveykit.client import AsyncClient
 from surveykit.client._dual import returns
 from surveykit.errors import (
     APIConnectionError,
@@ -212,7 +213,6 @@ def import_frame(
     elif not plan.source_index.equals(df.index):
         raise ValueError("plan: it was built from another DataFrame (the index differs)")
     job = _Import(plan, reference, chunk_size, progress)
-    from surveykit.client import AsyncClient
 
     if isinstance(client, AsyncClient):
         return _import_async(client, job)

@@ -17,6 +17,9 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit import analysis
+from surveykit.batch import OUTCOMES, BatchInterrupted, preview_batch, send_batch
+from surveykit.errors import ValidationError
+from surveykit.optouts import as_opt_outs
 from surveykit.widgets._html import preview_table
 from surveykit.widgets._html import table as _table
 
@@ -238,14 +241,10 @@ class BatchComposer(_Displayable):
         self.client, self.df = client, df
         self.destination, self.journal = destination, journal
         if links is not None and links not in df.columns:
-            from surveykit.errors import ValidationError
-
             raise ValidationError(
                 f"links: no column {links!r}; columns are {[str(c) for c in df.columns]}"
             )
         if opt_outs is not None:
-            from surveykit.optouts import as_opt_outs
-
             opt_outs = as_opt_outs(opt_outs)
         self.opt_outs = opt_outs
         # By index: a Dropdown given value=None selects nothing and shows a blank box.
@@ -344,8 +343,6 @@ class BatchComposer(_Displayable):
 
     def update_preview(self) -> None:
         """Render the template for the first rows and show the batch's totals (or the error)."""
-        from surveykit.batch import preview_batch
-
         try:
             preview = preview_batch(self.client, self.df, **self._options())
         except ValueError as exc:
@@ -399,16 +396,12 @@ class BatchComposer(_Displayable):
             self._draw_progress()
 
     def _draw_progress(self) -> None:
-        from surveykit.batch import OUTCOMES
-
         counts = self._counts
         self.progress.value = sum(counts.values())
         self.outcomes.value = ", ".join(f"{k} {counts[k]}" for k in OUTCOMES if counts.get(k))
 
     def send(self) -> Any:
         """Run the batch now with the current settings; returns and keeps the result."""
-        from surveykit.batch import BatchInterrupted, send_batch
-
         self.send_button.disabled = True
         self.progress.max, self.progress.value = max(len(self.df), 1), 0
         self.progress.bar_style, self.outcomes.value = "", ""
