@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from typing_extensions import Unpack
 
+from surveykit._util.dual import returns
 from surveykit.batch._journal import DONE, IN_FLIGHT, Journal, JournalRow, row_key
 from surveykit.batch._options import Progress, SendOptions, documented, resolve
 from surveykit.batch._plan import DEFINITE_FAILURES, OUTCOMES, RowPlan, plan_rows, skip_mask
@@ -26,19 +27,10 @@ from surveykit.batch._result import (
     platform_now,
     platform_zone,
 )
-from surveykit.batch._runner import (
-    Flow,
-    RowOutcome,
-    TokenBucket,
-    drive_async,
-    drive_sync,
-    row_flow,
-    run_async,
-    run_sync,
-)
+from surveykit.batch._runner import RowOutcome, TokenBucket, row_flow
 from surveykit.batch._spec import BatchSpec, Skip, make_spec
 from surveykit.client import AsyncClient
-from surveykit.client._dual import returns
+from surveykit.client._drive import CallFlow, drive_async, drive_sync, run_async, run_sync
 from surveykit.errors import BatchInterrupted, SurveykitError
 from surveykit.optouts import as_opt_outs
 
@@ -120,7 +112,7 @@ class _Batch:
 
     # Short links
 
-    def link_flow(self) -> Flow[None]:
+    def link_flow(self) -> CallFlow[None]:
         """Register the short links rows still need, in chunks, remembering each."""
         if not self.spec.links:
             return
@@ -171,7 +163,7 @@ class _Batch:
             )
         )
 
-    def flows(self) -> Iterator[Flow[RowOutcome]]:
+    def flows(self) -> Iterator[CallFlow[RowOutcome]]:
         """Row flows to run; rows decided without sending are recorded on the way."""
         for plan in self.plans():
             previous = self._previous(plan.key)

@@ -9,9 +9,9 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from surveykit.batch._runner import Flow, drive_async, drive_sync
+from surveykit._util.dual import returns
 from surveykit.client import AsyncClient
-from surveykit.client._dual import returns
+from surveykit.client._drive import CallFlow, drive_async, drive_sync
 from surveykit.errors import (
     APIConnectionError,
     ImportStoppedError,
@@ -95,7 +95,7 @@ class _Import:
 
             self.bar = tqdm(total=len(plan.records), desc="import", unit="row")
 
-    def flow(self) -> Flow[None]:
+    def flow(self) -> CallFlow[None]:
         records = self.plan.records
         for start in range(0, len(records), self.chunk_size):
             chunk = records[start : start + self.chunk_size]

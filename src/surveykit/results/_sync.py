@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from surveykit._util.atomic import atomic_path
-from surveykit.client._dual import returns
+from surveykit._util.dual import returns
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
