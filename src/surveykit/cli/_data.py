@@ -2,7 +2,7 @@
 
 Every command talks to the platform named by ``--base-url``/``--token`` (or
 ``SURVEYKIT_BASE_URL``/``SURVEYKIT_TOKEN``); with neither it runs on the embedded sandbox.
-Files are checked before anything is sent (``_cli_support``); the outcome files of
+Files are checked before anything is sent (``_support``); the outcome files of
 ``import`` and ``send`` are named alike, after the input's full name, and start with the
 input's ``row`` (1 = the first row under the header).
 """
@@ -41,7 +41,7 @@ SEND_OPTIONS = {"window": "windows", "only_failed": "only"}
 
 
 def _help(option: str) -> str:
-    """The command line's help of a batch option: the one definition's (``_batch_options``)."""
+    """The command line's help of a batch option: the one definition's (``batch._options``)."""
     from surveykit.batch._options import OPTIONS
 
     text = OPTIONS[option].cli

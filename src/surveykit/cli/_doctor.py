@@ -1,6 +1,6 @@
 """``surveykit doctor``: check a configured platform, one line per check.
 
-Registered on the app by ``cli._register_commands``; the checks are :func:`surveykit.doctor`.
+Registered on the app by :func:`register`; the checks are :func:`surveykit.doctor`.
 Exit status 0 when every check passes, 1 when one fails, 2 for a usage error.
 """
 

@@ -1,7 +1,7 @@
 """``surveykit report``: survey results to an Excel report (and SPSS/Stata files).
 
-Kept apart from ``_commands.py`` so the everyday commands do not grow with the report's
-options; registered on the same app.
+One command group, one module (as every group of ``surveykit.cli``); registered on the
+app by :func:`register`.
 """
 
 from __future__ import annotations
