@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import Annotated, Any, Final
+from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
@@ -12,6 +12,9 @@ from surveykit.cli._support import (
     CommandError,
     check_sqlite_file,
 )
+
+if TYPE_CHECKING:
+    from surveykit.sandbox.data._behaviour import RespondentModel
 
 sandbox_app = typer.Typer(
     help="The embedded sandbox: a simulated platform, no account needed.", no_args_is_help=True
@@ -182,23 +185,7 @@ def sandbox_serve(
     the other ``--callback-*`` options are its settings and need ``--callback-url``
     (``SURVEYKIT_CALLBACK_SECRET`` is only used when there is one).
     """
-    try:
-        generated = [_generated_spec(value) for value in generate or []]
-    except ValueError as exc:
-        typer.echo(f"surveykit: --generate: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-    try:
-        campaigns = [_generated_spec(value) for value in campaign or []]
-    except ValueError as exc:
-        typer.echo(f"surveykit: --campaign: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-    from surveykit.sandbox.data._behaviour import RespondentModel
-
-    try:
-        model = RespondentModel.from_spec(respondents) if respondents is not None else None
-    except ValueError as exc:
-        typer.echo(f"surveykit: --respondents: {exc}", err=True)
-        raise typer.Exit(code=2) from None
+    generated, campaigns, model = _specs(generate, campaign, respondents)
     if db is not None:
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
     from surveykit._util.net import bind, url_of
@@ -206,23 +193,18 @@ def sandbox_serve(
     from surveykit.sandbox.data._campaign import CAMPAIGN_SURVEY_ID
     from surveykit.sandbox.data._seed import GENERATED_SURVEY_ID
 
-    settings: dict[str, Any] = {
-        "method": callback_method,
-        "timeout_ms": callback_timeout,
-        "total_timeout_ms": callback_total_timeout,
-        "retries": callback_retries,
-        "action": callback_action,
-        "secret": callback_secret,
-    }
-    settings = {name: value for name, value in settings.items() if value is not None}
-    if not callback_url and "secret" in settings and _from_environment(context, "callback_secret"):
-        # SURVEYKIT_CALLBACK_SECRET is shared with `surveykit listen`: without a callback
-        # URL there is nothing to sign, which is no mistake of this command.
-        del settings["secret"]
-    if settings and not callback_url:
-        given = ", ".join(_CALLBACK_OPTIONS[_OPTION_FIELDS[name]] for name in settings)
-        typer.echo(f"surveykit: {given}: needs --callback-url", err=True)
-        raise typer.Exit(code=2)
+    settings = _callback_settings(
+        context,
+        callback_url,
+        {
+            "method": callback_method,
+            "timeout_ms": callback_timeout,
+            "total_timeout_ms": callback_total_timeout,
+            "retries": callback_retries,
+            "action": callback_action,
+            "secret": callback_secret,
+        },
+    )
     # Bind first, so the printed URL is the real one even with --port 0.
     try:
         sock = bind(host, port)
@@ -279,6 +261,46 @@ def sandbox_serve(
         serve(sandbox, sock, log_level=log_level)  # stops within seconds of SIGTERM
     finally:
         sandbox.close()
+
+
+def _specs(
+    generate: list[str] | None, campaign: list[str] | None, respondents: str | None
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]], RespondentModel | None]:
+    """``--generate``, ``--campaign`` and ``--respondents`` read; a usage error (2) names one."""
+    try:
+        generated = [_generated_spec(value) for value in generate or []]
+    except ValueError as exc:
+        typer.echo(f"surveykit: --generate: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    try:
+        campaigns = [_generated_spec(value) for value in campaign or []]
+    except ValueError as exc:
+        typer.echo(f"surveykit: --campaign: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    from surveykit.sandbox.data._behaviour import RespondentModel
+
+    try:
+        model = RespondentModel.from_spec(respondents) if respondents is not None else None
+    except ValueError as exc:
+        typer.echo(f"surveykit: --respondents: {exc}", err=True)
+        raise typer.Exit(code=2) from None
+    return generated, campaigns, model
+
+
+def _callback_settings(
+    context: typer.Context, callback_url: list[str] | None, given: dict[str, Any]
+) -> dict[str, Any]:
+    """The account callback's settings given; a usage error (2) when they lack a URL."""
+    settings = {name: value for name, value in given.items() if value is not None}
+    if not callback_url and "secret" in settings and _from_environment(context, "callback_secret"):
+        # SURVEYKIT_CALLBACK_SECRET is shared with `surveykit listen`: without a callback
+        # URL there is nothing to sign, which is no mistake of this command.
+        del settings["secret"]
+    if settings and not callback_url:
+        names = ", ".join(_CALLBACK_OPTIONS[_OPTION_FIELDS[name]] for name in settings)
+        typer.echo(f"surveykit: {names}: needs --callback-url", err=True)
+        raise typer.Exit(code=2)
+    return settings
 
 
 def _generated_spec(value: str) -> tuple[str, int]:
