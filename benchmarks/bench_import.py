@@ -32,7 +32,7 @@ import pandas as pd
 import phonenumbers
 from phonenumbers import PhoneNumberFormat, PhoneNumberType
 
-from surveykit.frames import build_import_list
+from surveykit.respondents import build_import_list
 
 E164_REGIONS = ["GB", "US", "FR", "DE", "IN", "BR", "ZA", "AU", "NG", "ES"]
 FIRST = ["Ann", "Bob", "Chloé", "Dmitri", "Eve", "Fatima", "Giles", "Hana", "Ivo", "Jo"]

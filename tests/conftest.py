@@ -8,9 +8,9 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 from hypothesis import HealthCheck, settings
 
-from _sandbox_server import ServedSandbox, serve_sandbox
 from surveykit.client import AsyncClient, Client
 from surveykit.sandbox import Sandbox
+from tests.helpers.sandbox_server import ServedSandbox, serve_sandbox
 
 # The test command explores the same examples on every run, so a submission's CI result
 # depends on its code alone; `HYPOTHESIS_PROFILE=explore` searches new examples at random

@@ -170,7 +170,7 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
     import surveykit.batch
     import surveykit.callbacks
     import surveykit.client
-    import surveykit.frames
+    import surveykit.respondents
     import surveykit.results
     import surveykit.sandbox
 
@@ -180,14 +180,15 @@ def test_lazy_names_are_the_objects_of_their_modules() -> None:
     assert sk.Receiver is surveykit.callbacks.Receiver
     assert sk.BatchInterrupted is surveykit.batch.BatchInterrupted
     assert sk.read_results is surveykit.results.read_results
-    assert sk.ImportStoppedError is surveykit.frames.ImportStoppedError
+    assert sk.ImportStoppedError is surveykit.respondents.ImportStoppedError
     assert set(sk.__all__) <= set(dir(sk))
     with pytest.raises(AttributeError, match="no attribute 'nope'"):
         sk.nope  # noqa: B018
 
 
 def test_doctor_and_lookup_failed_error_are_public() -> None:
-    from surveykit import _doctor, errors
+    from surveykit import errors
+    from surveykit._doctor import _checks as _doctor
 
     assert sk.doctor is _doctor.doctor and "doctor" in sk.__all__
     assert sk.LookupFailedError is errors.LookupFailedError
@@ -205,3 +206,48 @@ def test_the_analysis_package_loads_scipy_only_when_a_figure_needs_it() -> None:
 
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
+
+
+def _all_modules() -> list[str]:
+    import pkgutil
+
+    return [
+        info.name
+        for info in pkgutil.walk_packages(sk.__path__, "surveykit.")
+        if ".sample_data" not in info.name
+    ]
+
+
+def test_every_public_exception_is_in_errors_and_exported() -> None:
+    import importlib
+
+    from surveykit import errors
+
+    for name in _all_modules():
+        importlib.import_module(name)
+    defined = {
+        cls
+        for cls in _subclasses(sk.SurveykitError) | _subclasses(KeyboardInterrupt)
+        if cls.__module__.startswith("surveykit")
+    }
+    assert {cls.__module__ for cls in defined} == {"surveykit.errors"}
+    for cls in defined:
+        assert getattr(sk, cls.__name__) is cls, cls.__name__
+        assert cls.__name__ in sk.__all__ and cls.__name__ in errors.__all__
+    assert sk.AnalysisInputError is errors.AnalysisInputError
+
+
+def _subclasses(cls: type) -> set[type]:
+    found = set()
+    for sub in cls.__subclasses__():
+        found |= {sub} | _subclasses(sub)
+    return found
+
+
+def test_control_flow_exceptions_are_not_surveykit_errors() -> None:
+    from surveykit.cli._support import CommandError
+    from surveykit.sandbox.state._errors import Rejection
+
+    for internal in (CommandError, Rejection):
+        assert not issubclass(internal, sk.SurveykitError), internal
+        assert internal.__name__ not in sk.__all__

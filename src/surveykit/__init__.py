@@ -11,35 +11,48 @@ import importlib as _importlib
 import typing as _typing
 
 from surveykit.errors import (
+    AnalysisInputError,
     APIConnectionError,
     APIStatusError,
     APITimeoutError,
     AuthenticationError,
     BadRequestError,
+    BatchInterrupted,
+    CodebookError,
     ColumnMappingError,
     ConfigurationError,
     ConflictError,
+    ExportError,
+    ImportStoppedError,
+    JournalLockedError,
+    JournalMismatchError,
+    LabelError,
     LookupFailedError,
     NotFoundError,
+    OptOutError,
     OutcomeUnknownError,
     PermissionDeniedError,
+    PlotError,
+    RakingConvergenceError,
+    RakingError,
     RateLimitError,
     ResultsParseError,
     SendRejectedError,
     ServerError,
     ServerOutcomeUnknownError,
+    StoreClosedError,
     SurveykitError,
+    TemplateError,
     UnexpectedResponseError,
     ValidationError,
+    WeightsError,
 )
 
 if _typing.TYPE_CHECKING:
     from surveykit import analysis, models, plots, weights, widgets
     from surveykit._doctor import doctor
-    from surveykit._sync_results import SyncReport, sync_results
     from surveykit.analysis import Design, ReplicateDesign
     from surveykit.batch import (
-        BatchInterrupted,
         BatchResult,
         lookup_frame,
         preview_batch,
@@ -52,19 +65,26 @@ if _typing.TYPE_CHECKING:
         campaign_funnel,
         listen,
     )
-    from surveykit.campaign import OptOutList, campaign_status, plan_reminders
+    from surveykit.campaign import campaign_status, plan_reminders
     from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
-    from surveykit.frames import (
+    from surveykit.optouts import OptOutList
+    from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
+    from surveykit.respondents import (
         ImportPlan,
-        ImportStoppedError,
         build_import_list,
         import_frame,
         join_import_results,
         normalize_phone_number,
         normalize_phone_numbers,
     )
-    from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
-    from surveykit.results import read_results, results_to_parquet, tidy_results, write_results
+    from surveykit.results import (
+        SyncReport,
+        read_results,
+        results_to_parquet,
+        sync_results,
+        tidy_results,
+        write_results,
+    )
     from surveykit.sandbox import Sandbox
 
 __version__ = "0.1.0"
@@ -79,9 +99,8 @@ _LAZY: dict[str, str] = {
     "BasicTokenAuth": "surveykit.client",
     "Client": "surveykit.client",
     "RetryPolicy": "surveykit.client",
-    "SyncReport": "surveykit._sync_results",
-    "sync_results": "surveykit._sync_results",
-    "BatchInterrupted": "surveykit.batch",
+    "SyncReport": "surveykit.results",
+    "sync_results": "surveykit.results",
     "BatchResult": "surveykit.batch",
     "lookup_frame": "surveykit.batch",
     "preview_batch": "surveykit.batch",
@@ -91,20 +110,19 @@ _LAZY: dict[str, str] = {
     "callback_signature": "surveykit.callbacks",
     "campaign_funnel": "surveykit.callbacks",
     "listen": "surveykit.callbacks",
-    "ImportPlan": "surveykit.frames",
-    "ImportStoppedError": "surveykit.frames",
-    "build_import_list": "surveykit.frames",
-    "import_frame": "surveykit.frames",
-    "join_import_results": "surveykit.frames",
-    "normalize_phone_number": "surveykit.frames",
-    "normalize_phone_numbers": "surveykit.frames",
+    "ImportPlan": "surveykit.respondents",
+    "build_import_list": "surveykit.respondents",
+    "import_frame": "surveykit.respondents",
+    "join_import_results": "surveykit.respondents",
+    "normalize_phone_number": "surveykit.respondents",
+    "normalize_phone_numbers": "surveykit.respondents",
     "read_results": "surveykit.results",
     "results_to_parquet": "surveykit.results",
     "tidy_results": "surveykit.results",
     "write_results": "surveykit.results",
     "Sandbox": "surveykit.sandbox",
     "doctor": "surveykit._doctor",
-    "OptOutList": "surveykit.campaign",
+    "OptOutList": "surveykit.optouts",
     "campaign_status": "surveykit.campaign",
     "plan_reminders": "surveykit.campaign",
     "Codebook": "surveykit.report",
@@ -135,6 +153,7 @@ __all__ = [
     "APIConnectionError",
     "APIStatusError",
     "APITimeoutError",
+    "AnalysisInputError",
     "AsyncClient",
     "AuthenticationError",
     "BadRequestError",
@@ -143,18 +162,27 @@ __all__ = [
     "BatchResult",
     "Client",
     "Codebook",
+    "CodebookError",
     "ColumnMappingError",
     "ConfigurationError",
     "ConflictError",
     "Design",
+    "ExportError",
     "ImportPlan",
     "ImportStoppedError",
+    "JournalLockedError",
+    "JournalMismatchError",
+    "LabelError",
     "Listener",
     "LookupFailedError",
     "NotFoundError",
+    "OptOutError",
     "OptOutList",
     "OutcomeUnknownError",
     "PermissionDeniedError",
+    "PlotError",
+    "RakingConvergenceError",
+    "RakingError",
     "RateLimitError",
     "Receiver",
     "ReplicateDesign",
@@ -164,10 +192,13 @@ __all__ = [
     "SendRejectedError",
     "ServerError",
     "ServerOutcomeUnknownError",
+    "StoreClosedError",
     "SurveykitError",
     "SyncReport",
+    "TemplateError",
     "UnexpectedResponseError",
     "ValidationError",
+    "WeightsError",
     "__version__",
     "analysis",
     "build_import_list",

@@ -1,4 +1,8 @@
-"""The exceptions surveykit raises.
+"""The exceptions surveykit raises: every public one is defined here, and exported as ``sk.*``.
+
+The names in parentheses below say where each is raised. Exceptions a module uses for its
+own control flow (the command line's one-line errors, the sandbox's refusals, a parser's
+"step aside") are private to that module and are not a :class:`SurveykitError`.
 
 Everything derives from :class:`SurveykitError`, so ``except sk.SurveykitError`` catches every
 error of surveykit's own; the errors about bad input are also :class:`ValueError`::
@@ -12,11 +16,11 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     ├── ColumnMappingError          DataFrame columns that cannot be mapped to import fields
     │                               (also a ValueError)
     ├── TemplateError               a message template that cannot be used (also a ValueError;
-    │                               defined in surveykit.batch)
+    │                               surveykit.batch)
     ├── JournalMismatchError        a batch journal written by another batch (also a
-    │                               ValueError; defined in surveykit.batch)
+    │                               ValueError; surveykit.batch)
     ├── StoreClosedError            an event store used after it was closed (also a
-    │                               RuntimeError; defined in surveykit.callbacks)
+    │                               RuntimeError; surveykit.callbacks)
     ├── APIConnectionError          the request provably never reached the server
     ├── APITimeoutError             a read-only request timed out (after its retries)
     ├── OutcomeUnknownError         a send may or may not have reached the server
@@ -45,10 +49,10 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     │   └── RakingConvergenceError  margins not all met within max_iter (names the worst)
     ├── WeightsError                weights that are missing, negative or sum to zero
     ├── PlotError                   a chart that cannot be drawn from the data (sk.plots)
-    ├── OptOutError                 an opt-out list or number it cannot use (surveykit.campaign)
+    ├── OptOutError                 an opt-out list or number it cannot use (surveykit.optouts)
     ├── JournalLockedError          a journal another run holds (names its pid and host; also
     │                               a RuntimeError; surveykit.batch)
-    └── ImportStoppedError          import_frame stopped at a 404 (defined in surveykit.frames):
+    └── ImportStoppedError          import_frame stopped at a 404 (surveykit.respondents):
                                     .result has every row, .cause is the NotFoundError; it is
                                     not a NotFoundError, so catch it by name
 
@@ -56,7 +60,7 @@ One exception stands outside the tree on purpose::
 
     KeyboardInterrupt
     └── BatchInterrupted            a batch stopped by Ctrl-C or a kernel interrupt
-                                    (defined in surveykit.batch): .result has every row so
+                                    (surveykit.batch): .result has every row so
                                     far. Were it a SurveykitError it would be an Exception,
                                     and ``except Exception`` would swallow the interrupt
 
@@ -84,7 +88,9 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import httpx
+    import pandas as pd
 
+    from surveykit.batch import BatchResult
     from surveykit.models import LookupResponse, ProblemDetails, SendResponse
 
 __all__ = [
@@ -94,21 +100,35 @@ __all__ = [
     "AnalysisInputError",
     "AuthenticationError",
     "BadRequestError",
+    "BatchInterrupted",
+    "CodebookError",
     "ColumnMappingError",
     "ConfigurationError",
     "ConflictError",
+    "ExportError",
+    "ImportStoppedError",
+    "JournalLockedError",
+    "JournalMismatchError",
+    "LabelError",
     "LookupFailedError",
     "NotFoundError",
+    "OptOutError",
     "OutcomeUnknownError",
     "PermissionDeniedError",
+    "PlotError",
+    "RakingConvergenceError",
+    "RakingError",
     "RateLimitError",
     "ResultsParseError",
     "SendRejectedError",
     "ServerError",
     "ServerOutcomeUnknownError",
+    "StoreClosedError",
     "SurveykitError",
+    "TemplateError",
     "UnexpectedResponseError",
     "ValidationError",
+    "WeightsError",
 ]
 
 
@@ -380,3 +400,152 @@ class ResultsParseError(SurveykitError, ValueError):
 def describe_request(request: httpx.Request | None) -> str:
     """Describe a request for an error message: method and URL, never headers."""
     return _describe(request)
+
+
+class TemplateError(SurveykitError, ValueError):
+    """A template that cannot be used (bad syntax, or a field that no column provides)."""
+
+
+class JournalMismatchError(SurveykitError, ValueError):
+    """The journal file was written by a different batch (other template, source, ...)."""
+
+
+class JournalLockedError(SurveykitError, RuntimeError):
+    """The journal is held by another run (this process or another one).
+
+    Attributes:
+        journal: the journal's path.
+        holder: what the holder wrote in the lock file (pid, host, since), if readable.
+    """
+
+    def __init__(
+        self,
+        journal: str,
+        holder: dict[str, object] | None,
+        waited: float,
+        *,
+        lock_file: str | None = None,
+    ) -> None:
+        if holder:
+            who = (
+                f"process {holder.get('pid')} on host {holder.get('host')}"
+                f" (since {holder.get('since')})"
+            )
+        else:
+            who = "another process"
+        how = f"after waiting {waited:g} s" if waited else "and journal_timeout is 0"
+        super().__init__(
+            f"journal {journal} is in use by {who}; refused {how}. A journal is held by "
+            "one run at a time: wait for that run to finish (or stop it), or pass a "
+            f"journal timeout to wait for it (lock file {lock_file or journal + '.lock'})"
+        )
+        self.journal = journal
+        self.holder = holder
+
+
+class BatchInterrupted(KeyboardInterrupt):
+    """A batch stopped by Ctrl-C or a kernel interrupt; ``result`` holds every row so far.
+
+    Rows in flight when the interrupt came were finished and journaled; rows not started
+    have outcome ``skipped`` with error ``interrupted``. Re-run with the same journal to go on.
+    """
+
+    def __init__(self, result: BatchResult) -> None:
+        super().__init__("batch interrupted; the journal is consistent, re-run to resume")
+        self.result = result
+
+
+class StoreClosedError(SurveykitError, RuntimeError):
+    """The event store was closed; nothing more can be written to it."""
+
+
+class CodebookError(SurveykitError, ValueError):
+    """A codebook, or a codebook file, that is not valid; the message names the row or field."""
+
+
+class LabelError(SurveykitError, ValueError):
+    """An answer the codebook does not know.
+
+    Attributes:
+        column: the question (column) holding the answer.
+        row: the row label of the first such answer.
+        value: the answer.
+    """
+
+    def __init__(self, message: str, *, column: str, row: object, value: object) -> None:
+        super().__init__(message)
+        self.column = column
+        self.row = row
+        self.value = value
+
+
+class ExportError(SurveykitError, ValueError):
+    """A frame (or its codebook) that cannot be written in the asked format."""
+
+
+class RakingError(SurveykitError, ValueError):
+    """Targets or data that :func:`rake` cannot use; the message names column and level.
+
+    Attributes:
+        column: the raking column concerned (None when the problem is not one column's).
+        level: the level concerned, if any.
+        row: the row label concerned, if any.
+    """
+
+    def __init__(
+        self, message: str, *, column: Any = None, level: Any = None, row: Any = None
+    ) -> None:
+        super().__init__(message)
+        self.column = column
+        self.level = level
+        self.row = row
+
+
+class RakingConvergenceError(RakingError):
+    """The margins (and trim bounds) were not all met within ``max_iter`` iterations.
+
+    ``column`` and ``level`` name the worst margin; ``gap`` is its distance from the target
+    (as a share) and ``weights`` the last weights tried (a Series, for inspection only).
+    """
+
+    def __init__(
+        self, message: str, *, column: Any, level: Any, gap: float, weights: pd.Series
+    ) -> None:
+        super().__init__(message, column=column, level=level)
+        self.gap = gap
+        self.weights = weights
+
+
+class WeightsError(SurveykitError, ValueError):
+    """Weights that :func:`summary` cannot describe (missing, negative, zero sum...)."""
+
+
+class PlotError(SurveykitError, ValueError):
+    """Data a chart cannot show as asked (names the question)."""
+
+
+class OptOutError(SurveykitError, ValueError):
+    """A value given to the opt-out list is not a number or an email address."""
+
+
+class ImportStoppedError(SurveykitError):
+    """The import stopped early: the platform does not know the reference (404).
+
+    ``result`` holds every row's outcome (the rows not sent say why, and the rows of
+    earlier chunks keep the platform's answers); ``cause`` is the
+    :class:`~surveykit.NotFoundError` that stopped it (also ``__cause__``).
+
+    It is a :class:`~surveykit.SurveykitError` but not a :class:`~surveykit.NotFoundError`:
+    ``except sk.NotFoundError`` does not catch it. Catch it by name::
+
+        try:
+            outcome = sk.import_frame(client, "CSAT-2026", df)
+        except sk.ImportStoppedError as exc:
+            outcome = exc.result  # every row of df
+            status = exc.cause.status_code  # 404
+    """
+
+    def __init__(self, message: str, *, result: pd.DataFrame, cause: NotFoundError) -> None:
+        super().__init__(message)
+        self.result = result
+        self.cause = cause

@@ -32,49 +32,12 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from surveykit.errors import SurveykitError
+from surveykit.errors import RakingConvergenceError, RakingError, WeightsError
 
 __all__ = ["RakingConvergenceError", "RakingError", "WeightsError", "rake", "summary"]
 
 SHARE_SUM_TOLERANCE = 1e-6
 """How far a column's target shares may be from summing to 1 (they are rescaled to 1)."""
-
-
-class RakingError(SurveykitError, ValueError):
-    """Targets or data that :func:`rake` cannot use; the message names column and level.
-
-    Attributes:
-        column: the raking column concerned (None when the problem is not one column's).
-        level: the level concerned, if any.
-        row: the row label concerned, if any.
-    """
-
-    def __init__(
-        self, message: str, *, column: Any = None, level: Any = None, row: Any = None
-    ) -> None:
-        super().__init__(message)
-        self.column = column
-        self.level = level
-        self.row = row
-
-
-class RakingConvergenceError(RakingError):
-    """The margins (and trim bounds) were not all met within ``max_iter`` iterations.
-
-    ``column`` and ``level`` name the worst margin; ``gap`` is its distance from the target
-    (as a share) and ``weights`` the last weights tried (a Series, for inspection only).
-    """
-
-    def __init__(
-        self, message: str, *, column: Any, level: Any, gap: float, weights: pd.Series
-    ) -> None:
-        super().__init__(message, column=column, level=level)
-        self.gap = gap
-        self.weights = weights
-
-
-class WeightsError(SurveykitError, ValueError):
-    """Weights that :func:`summary` cannot describe (missing, negative, zero sum...)."""
 
 
 @dataclass

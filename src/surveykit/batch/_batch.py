@@ -13,33 +13,26 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 from typing_extensions import Unpack
 
-from surveykit._batch_options import Progress, SendOptions, documented, resolve
-from surveykit._dual import returns
+from surveykit._util.dual import returns
 from surveykit.batch._journal import DONE, IN_FLIGHT, Journal, JournalRow, row_key
+from surveykit.batch._options import Progress, SendOptions, documented, resolve
 from surveykit.batch._plan import DEFINITE_FAILURES, OUTCOMES, RowPlan, plan_rows, skip_mask
 from surveykit.batch._result import (
     COLUMNS,
     LOCAL_COLUMNS,
     SEND_FIELDS,
-    BatchInterrupted,
     BatchResult,
     client_region,
     platform_clock,
     platform_now,
     platform_zone,
 )
-from surveykit.batch._runner import (
-    Flow,
-    RowOutcome,
-    TokenBucket,
-    drive_async,
-    drive_sync,
-    row_flow,
-    run_async,
-    run_sync,
-)
+from surveykit.batch._runner import RowOutcome, TokenBucket, row_flow
 from surveykit.batch._spec import BatchSpec, Skip, make_spec
-from surveykit.errors import SurveykitError
+from surveykit.client import AsyncClient
+from surveykit.client._drive import CallFlow, drive_async, drive_sync, run_async, run_sync
+from surveykit.errors import BatchInterrupted, SurveykitError
+from surveykit.optouts import as_opt_outs
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
@@ -119,7 +112,7 @@ class _Batch:
 
     # Short links
 
-    def link_flow(self) -> Flow[None]:
+    def link_flow(self) -> CallFlow[None]:
         """Register the short links rows still need, in chunks, remembering each."""
         if not self.spec.links:
             return
@@ -170,7 +163,7 @@ class _Batch:
             )
         )
 
-    def flows(self) -> Iterator[Flow[RowOutcome]]:
+    def flows(self) -> Iterator[CallFlow[RowOutcome]]:
         """Row flows to run; rows decided without sending are recorded on the way."""
         for plan in self.plans():
             previous = self._previous(plan.key)
@@ -361,7 +354,6 @@ def _opt_out_check(opt_outs: Any) -> Callable[[str], bool] | None:
     """The per-row check of ``opt_outs``: one indexed SQLite read per row."""
     if opt_outs is None:
         return None
-    from surveykit.campaign._optouts import as_opt_outs
 
     return as_opt_outs(opt_outs).check
 
@@ -377,7 +369,7 @@ def send_batch(
     :class:`~surveykit.AsyncClient` an awaitable of one (``await sk.send_batch(...)`` in a
     notebook cell). Call it as ``sk.send_batch(client, df, message=..., source=..., ...)``;
     every option is keyword-only and documented once, in
-    :data:`surveykit._batch_options.OPTIONS`.
+    :data:`surveykit.batch._options.OPTIONS`.
 
     Args:
         client: the platform or sandbox client.
@@ -411,7 +403,6 @@ def send_batch(
         clock=platform_clock(client),
         opted_out=_opt_out_check(given["opt_outs"]),
     )
-    from surveykit.client import AsyncClient
 
     if isinstance(client, AsyncClient):
         return _send_async(client, batch)

@@ -25,7 +25,7 @@ from os import PathLike
 from typing import Any
 
 from surveykit.batch._lock import JournalLock
-from surveykit.errors import SurveykitError
+from surveykit.errors import JournalMismatchError
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
@@ -50,10 +50,6 @@ CREATE TABLE IF NOT EXISTS rows (
 IN_FLIGHT = "in_flight"
 DONE = "done"
 PENDING = "pending"
-
-
-class JournalMismatchError(SurveykitError, ValueError):
-    """The journal file was written by a different batch (other template, source, ...)."""
 
 
 @dataclass

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta, tzinfo
 from functools import lru_cache
 
-from surveykit._platform import zone, zone_name
 from surveykit.models import Window
+from surveykit.rules.windows import zone, zone_name
 
 SEVERAL_ZONES = "several time zones: give a timezone column"
 """The reason of a row refused because its zones share no time inside the windows."""

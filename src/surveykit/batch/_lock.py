@@ -33,7 +33,7 @@ import time
 from datetime import UTC, datetime
 from typing import Final
 
-from surveykit.errors import SurveykitError
+from surveykit.errors import JournalLockedError
 
 LOCK_SUFFIX: Final = ".lock"
 """The lock file is the journal's path with this appended (``j.sqlite.lock``)."""
@@ -43,32 +43,6 @@ POLL_SECONDS: Final = 0.05
 
 _held: set[tuple[int, int]] = set()
 _held_lock = threading.Lock()
-
-
-class JournalLockedError(SurveykitError, RuntimeError):
-    """The journal is held by another run (this process or another one).
-
-    Attributes:
-        journal: the journal's path.
-        holder: what the holder wrote in the lock file (pid, host, since), if readable.
-    """
-
-    def __init__(self, journal: str, holder: dict[str, object] | None, waited: float) -> None:
-        if holder:
-            who = (
-                f"process {holder.get('pid')} on host {holder.get('host')}"
-                f" (since {holder.get('since')})"
-            )
-        else:
-            who = "another process"
-        how = f"after waiting {waited:g} s" if waited else "and journal_timeout is 0"
-        super().__init__(
-            f"journal {journal} is in use by {who}; refused {how}. A journal is held by "
-            "one run at a time: wait for that run to finish (or stop it), or pass a "
-            f"journal timeout to wait for it (lock file {journal}{LOCK_SUFFIX})"
-        )
-        self.journal = journal
-        self.holder = holder
 
 
 def _try_lock(fd: int) -> bool:
@@ -148,7 +122,10 @@ class JournalLock:
             while not self._take(fd, key):
                 if deadline is not None and time.monotonic() >= deadline:
                     raise JournalLockedError(
-                        journal, _holder(self.path), round(time.monotonic() - started, 1)
+                        journal,
+                        _holder(self.path),
+                        round(time.monotonic() - started, 1),
+                        lock_file=self.path,
                     )
                 time.sleep(POLL_SECONDS)
         except BaseException:

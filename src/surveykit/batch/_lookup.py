@@ -11,10 +11,14 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from surveykit._dual import returns
-from surveykit.batch._runner import Flow, RowOutcome, run_async, run_sync
+from surveykit._util.dual import returns
+from surveykit.batch._runner import RowOutcome
+from surveykit.client import AsyncClient
+from surveykit.client._drive import CallFlow, run_async, run_sync
 from surveykit.errors import APIStatusError, SurveykitError
 from surveykit.models import LookupResponse
+from surveykit.respondents._numbers import normalize_phone_numbers
+from surveykit.rules.numbers import region_for
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
@@ -71,7 +75,7 @@ class LookupCache:
         self._db.close()
 
 
-def _lookup_flow(number: str, cache: LookupCache) -> Flow[RowOutcome]:
+def _lookup_flow(number: str, cache: LookupCache) -> CallFlow[RowOutcome]:
     def call(client: Any) -> Any:
         # "+": the digits are already E.164; a client's default region must not re-read them.
         return client.messages.lookup("+" + number)
@@ -97,8 +101,7 @@ class _Lookups:
         region: str | None,
         strict: bool,
     ) -> None:
-        # Imported here: surveykit.frames imports the batch runner.
-        from surveykit.frames._phone import normalize_phone_numbers
+        # Imported here: surveykit.respondents imports the batch runner.
 
         if column not in df.columns:
             raise ValueError(f"column: no column {column!r}; columns are {list(df.columns)}")
@@ -123,7 +126,7 @@ class _Lookups:
     def _distinct(self) -> list[str]:
         return list(dict.fromkeys(n for n in self.numbers if n is not None))
 
-    def flows(self) -> Iterator[Flow[RowOutcome]]:
+    def flows(self) -> Iterator[CallFlow[RowOutcome]]:
         for number in self._distinct():
             if number not in self.answers:
                 self.requests += 1
@@ -205,11 +208,8 @@ def lookup_frame(
     Raises:
         ValidationError: ``region`` is not a region phonenumbers knows.
     """
-    from surveykit.client._numbers import region_for
-
     reading = region_for(region, getattr(client, "default_region", None))
     job = _Lookups(df, column, cache, ttl, concurrency, reading, strict)
-    from surveykit.client import AsyncClient
 
     if isinstance(client, AsyncClient):
         return _lookup_async(client, job)

@@ -12,7 +12,6 @@ from typing import Any
 import pandas as pd
 from pydantic import ValidationError
 
-from surveykit._validation import explain
 from surveykit.batch._local import (
     SEVERAL_ZONES,
     UNKNOWN_ZONE,
@@ -21,11 +20,13 @@ from surveykit.batch._local import (
     zone,
     zone_name,
 )
-from surveykit.batch._segments import count_segments
 from surveykit.batch._spec import AUTO, CHANNEL_TYPES, LINK_FIELD, BatchSpec, Skip
-from surveykit.batch._windows import next_allowed
 from surveykit.models import EmailRequest, SendRequest
+from surveykit.models._validation import explain
 from surveykit.models.messages import E164_DIGITS
+from surveykit.respondents._numbers import normalize_phone_numbers
+from surveykit.rules.sms import count_segments
+from surveykit.rules.windows import next_allowed
 
 OUTCOMES = (
     "sent",
@@ -224,7 +225,6 @@ def _phones(df: pd.DataFrame, spec: BatchSpec) -> tuple[list[Any], list[Any], li
     """The destination column normalised once, as the import does: digits, reasons, checks."""
     if spec.is_email:
         return None
-    from surveykit.frames._phone import normalize_phone_numbers
 
     found = normalize_phone_numbers(df[spec.destination], spec.region)
     return found.digits.tolist(), found.reason.tolist(), found.check.tolist()

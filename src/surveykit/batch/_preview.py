@@ -7,12 +7,13 @@ from typing import TYPE_CHECKING
 import pandas as pd
 from typing_extensions import Unpack
 
-from surveykit._batch_options import PreviewOptions, documented, resolve
 from surveykit.batch._journal import row_key
+from surveykit.batch._options import PreviewOptions, documented, resolve
 from surveykit.batch._plan import plan_rows, skip_mask
 from surveykit.batch._result import BatchPreview, client_region, platform_now, platform_zone
 from surveykit.batch._runner import OPTED_OUT
 from surveykit.batch._spec import make_spec
+from surveykit.optouts import as_opt_outs
 
 if TYPE_CHECKING:
     from surveykit.client import AsyncClient, Client
@@ -85,8 +86,6 @@ def preview_batch(
     frame["segments"] = frame["segments"].astype("Int64")
     frame["send_at"] = pd.to_datetime(frame["send_at"], utc=True)
     if given["opt_outs"] is not None:
-        from surveykit.campaign._optouts import as_opt_outs
-
         listed = (frame["outcome"] == "ready") & as_opt_outs(given["opt_outs"]).contains(
             frame["destination"]
         )

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 
 from surveykit.batch._plan import OUTCOMES
+from surveykit.errors import BatchInterrupted
 
 SEND_FIELDS = ("message_id", "status", "carrier", "reachable", "number_type", "error")
 """What a row's request (or its lookup) told: the middle columns of the outcome frame."""
@@ -29,18 +30,6 @@ COLUMNS = [
 LOCAL_COLUMNS = ["timezone", "local_send_time", "when"]
 """Columns added when windows are local (``timezone=``): the row's zone(s), its send time
 there, and the ``when`` its request carried."""
-
-
-class BatchInterrupted(KeyboardInterrupt):
-    """A batch stopped by Ctrl-C or a kernel interrupt; ``result`` holds every row so far.
-
-    Rows in flight when the interrupt came were finished and journaled; rows not started
-    have outcome ``skipped`` with error ``interrupted``. Re-run with the same journal to go on.
-    """
-
-    def __init__(self, result: BatchResult) -> None:
-        super().__init__("batch interrupted; the journal is consistent, re-run to resume")
-        self.result = result
 
 
 @dataclass

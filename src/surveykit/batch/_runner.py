@@ -1,22 +1,21 @@
-"""Running a batch: the per-row flow written once, driven by threads (sync) or tasks (async).
+"""Running a batch: the per-row flow written once, and the outcome of each row's send.
 
-A flow is a generator that yields steps, either :class:`Wait` or a call ``f(client)``, and
-receives each call's result or the :class:`~surveykit.SurveykitError` it raised. The sync
-driver runs calls directly, the async driver awaits them; nothing else differs.
+A row's flow is a generator of steps (:class:`~surveykit.client._drive.Wait` or a call
+``f(client)``), driven by threads (sync) or tasks (async) with the drivers of
+:mod:`surveykit.client._drive`, which ``import_frame`` uses too.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
 import time
-from collections.abc import Callable, Generator, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
-from surveykit._platform import outcome_unknown
 from surveykit.batch._journal import Journal
 from surveykit.batch._plan import RowPlan
+from surveykit.client._drive import CallFlow, Wait
 from surveykit.errors import (
     BadRequestError,
     RateLimitError,
@@ -24,22 +23,12 @@ from surveykit.errors import (
     SurveykitError,
 )
 from surveykit.models import EmailRequest, NumberType, SendResponse, SendStatus
+from surveykit.rules.outcomes import outcome_unknown
 
 T = TypeVar("T")
 
 OPTED_OUT = "on the opt-out list"
 """The error of a row given the outcome ``opted_out``."""
-
-
-@dataclass(frozen=True)
-class Wait:
-    """A step: sleep this many seconds."""
-
-    seconds: float
-
-
-Call = Callable[[Any], Any]
-Flow = Generator[Wait | Call, Any, T]
 
 
 class TokenBucket:
@@ -127,7 +116,7 @@ def row_flow(
     attempts: int,
     max_rate_limited: int = 5,
     opted_out: Callable[[str], bool] | None = None,
-) -> Flow[RowOutcome]:
+) -> CallFlow[RowOutcome]:
     """Send one planned row: journal, rate limit, 429 handling, outcome. Never sends twice.
 
     ``opted_out`` is asked about the destination right before each request: a STOP that
@@ -170,132 +159,3 @@ def row_flow(
         return RowOutcome(plan.key, outcome, fields, attempts, sent_now=True)
 
 
-def drive_sync(client: Any, flow: Flow[T], stop: threading.Event | None = None) -> T:
-    """Run a flow with a sync client."""
-    value: Any = None
-    while True:
-        try:
-            step = flow.send(value)
-        except StopIteration as done:
-            result: T = done.value
-            return result
-        if isinstance(step, Wait):
-            if stop is not None and stop.wait(step.seconds):
-                flow.close()
-                raise KeyboardInterrupt
-            value = None
-            continue
-        try:
-            value = step(client)
-        except SurveykitError as exc:
-            value = exc
-
-
-async def drive_async(client: Any, flow: Flow[T]) -> T:
-    """Run a flow with an async client."""
-    value: Any = None
-    while True:
-        try:
-            step = flow.send(value)
-        except StopIteration as done:
-            result: T = done.value
-            return result
-        if isinstance(step, Wait):
-            await asyncio.sleep(step.seconds)
-            value = None
-            continue
-        try:
-            value = await step(client)
-        except SurveykitError as exc:
-            value = exc
-
-
-def run_sync(
-    client: Any,
-    flows: Iterator[Flow[RowOutcome]],
-    *,
-    concurrency: int,
-    on_done: Callable[[RowOutcome], None],
-) -> None:
-    """Run row flows on ``concurrency`` worker threads pulling from one iterator.
-
-    On KeyboardInterrupt no new row starts; rows already in flight finish and are journaled,
-    then the interrupt is raised again. An error in a worker stops the others the same way
-    and is raised here.
-    """
-    stop = threading.Event()
-    take, report = threading.Lock(), threading.Lock()
-    failures: list[BaseException] = []
-
-    def worker() -> None:
-        try:
-            while not stop.is_set():
-                with take:
-                    flow = next(flows, None)
-                if flow is None:
-                    return
-                outcome = drive_sync(client, flow, stop)
-                with report:
-                    on_done(outcome)
-        except BaseException as exc:
-            failures.append(exc)
-            stop.set()
-
-    threads = [
-        threading.Thread(target=worker, name=f"surveykit-batch-{n}", daemon=True)
-        for n in range(concurrency)
-    ]
-    for thread in threads:
-        thread.start()
-    try:
-        for thread in threads:
-            while thread.is_alive():
-                thread.join(timeout=0.2)
-    except KeyboardInterrupt:
-        stop.set()
-        for thread in threads:
-            thread.join()
-        raise
-    if failures:
-        raise failures[0]
-
-
-async def run_async(
-    client: Any,
-    flows: Iterator[Flow[RowOutcome]],
-    *,
-    concurrency: int,
-    on_done: Callable[[RowOutcome], None],
-) -> None:
-    """Run row flows as ``concurrency`` worker tasks pulling from one iterator.
-
-    A KeyboardInterrupt raised by ``on_done`` (a progress function's way to stop) stops
-    the workers between rows, as on the sync side: rows in flight finish, no new row
-    starts, and the interrupt is raised here, in the caller's task.
-    """
-    interrupts: list[KeyboardInterrupt] = []
-
-    async def worker() -> None:
-        for flow in flows:  # a shared iterator: each flow is taken by one worker
-            if interrupts:
-                flow.close()
-                return
-            outcome = await drive_async(client, flow)
-            try:
-                on_done(outcome)
-            except KeyboardInterrupt as stop:
-                # Raised inside a worker task, asyncio would re-raise it out of the
-                # event loop itself (the notebook's, with top-level await).
-                interrupts.append(stop)
-                return
-
-    tasks = [asyncio.ensure_future(worker()) for _ in range(concurrency)]
-    try:
-        await asyncio.gather(*tasks)
-    except BaseException:
-        for task in tasks:
-            task.cancel()
-        await asyncio.gather(*tasks, return_exceptions=True)
-        raise
-    if interrupts:
-        raise interrupts[0]

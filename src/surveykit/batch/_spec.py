@@ -9,12 +9,11 @@ from typing import Any, TypeAlias
 
 import pandas as pd
 
-from surveykit._batch_options import Channel
-from surveykit._platform import zone, zone_name
+from surveykit.batch._options import Channel
 from surveykit.batch._template import Template
-from surveykit.batch._windows import windows_from
 from surveykit.errors import ValidationError
 from surveykit.models import CallbackSettings, MessageType, Window
+from surveykit.rules.windows import windows_from, zone, zone_name
 
 WindowLike: TypeAlias = str | Window | Mapping[str, Any]
 """One sending window: ``"Mon-Fri 09:00-18:00"``, a :class:`~surveykit.models.Window`, or
@@ -183,7 +182,7 @@ def _zones(value: Any, df: pd.DataFrame, is_email: bool) -> tuple[str, ...] | No
 
 
 def _region(value: Any) -> str | None:
-    from surveykit._phone_text import check_region
+    from surveykit.rules.numbers import check_region
 
     return check_region(None if value is None else str(value), "region")
 

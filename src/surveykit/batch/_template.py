@@ -9,11 +9,7 @@ from typing import Any
 
 import pandas as pd
 
-from surveykit.errors import SurveykitError
-
-
-class TemplateError(SurveykitError, ValueError):
-    """A template that cannot be used (bad syntax, or a field that no column provides)."""
+from surveykit.errors import TemplateError
 
 
 @dataclass(frozen=True)

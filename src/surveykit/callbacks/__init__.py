@@ -13,28 +13,14 @@ The wire contract (status codes, reply body, signature, dedupe) is in ``docs/cal
 import importlib as _importlib
 import typing as _typing
 
-from surveykit.callbacks._funnel import (
-    DEFAULT_DELIVERED_STATUSES,
-    DEFAULT_NOT_SENT_STATUSES,
-    STAGES,
-    campaign_funnel,
-)
-from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
-from surveykit.callbacks._store import (
-    EVENT_COLUMNS,
-    EventStore,
-    Recorded,
-    StoreClosedError,
-    delivery_identity,
-)
-from surveykit.callbacks._verify import (
-    DEFAULT_REPLAY_WINDOW,
-    DEFAULT_SIGNATURE_DIGEST,
-    DEFAULT_SIGNATURE_HEADER,
-    callback_signature,
-)
-
 if _typing.TYPE_CHECKING:
+    from surveykit.callbacks._funnel import (
+        DEFAULT_DELIVERED_STATUSES,
+        DEFAULT_NOT_SENT_STATUSES,
+        STAGES,
+        campaign_funnel,
+    )
+    from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
     from surveykit.callbacks._listener import Listener, listen, run_listener_cli
     from surveykit.callbacks._receiver import (
         DEFAULT_BODY_TIMEOUT,
@@ -44,9 +30,33 @@ if _typing.TYPE_CHECKING:
         Receiver,
     )
     from surveykit.callbacks._replies import Handler, Reply, build_reply
+    from surveykit.callbacks._store import EVENT_COLUMNS, EventStore, Recorded, delivery_identity
+    from surveykit.callbacks._verify import (
+        DEFAULT_REPLAY_WINDOW,
+        DEFAULT_SIGNATURE_DIGEST,
+        DEFAULT_SIGNATURE_HEADER,
+        callback_signature,
+    )
+    from surveykit.errors import StoreClosedError
 
-# The server side (starlette, uvicorn) is imported on first use of one of these names.
+# Each name is imported from its module on first use (PEP 562): the store and the funnel
+# load pandas, the server side starlette and uvicorn.
 _LAZY = {
+    "DEFAULT_DELIVERED_STATUSES": "surveykit.callbacks._funnel",
+    "DEFAULT_NOT_SENT_STATUSES": "surveykit.callbacks._funnel",
+    "STAGES": "surveykit.callbacks._funnel",
+    "campaign_funnel": "surveykit.callbacks._funnel",
+    "DEFAULT_IDLE_TIMEOUT": "surveykit.callbacks._guard",
+    "DEFAULT_MAX_CONNECTIONS": "surveykit.callbacks._guard",
+    "EVENT_COLUMNS": "surveykit.callbacks._store",
+    "EventStore": "surveykit.callbacks._store",
+    "Recorded": "surveykit.callbacks._store",
+    "StoreClosedError": "surveykit.errors",
+    "delivery_identity": "surveykit.callbacks._store",
+    "DEFAULT_REPLAY_WINDOW": "surveykit.callbacks._verify",
+    "DEFAULT_SIGNATURE_DIGEST": "surveykit.callbacks._verify",
+    "DEFAULT_SIGNATURE_HEADER": "surveykit.callbacks._verify",
+    "callback_signature": "surveykit.callbacks._verify",
     "Listener": "surveykit.callbacks._listener",
     "listen": "surveykit.callbacks._listener",
     "run_listener_cli": "surveykit.callbacks._listener",

@@ -21,11 +21,13 @@ from typing import Any, Final
 import pandas as pd
 import uvicorn
 
-from surveykit._net import bind, url_of
+from surveykit._util.net import bind, url_of
+from surveykit.callbacks._events import OptOutSink
 from surveykit.callbacks._funnel import campaign_funnel
 from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, server_config
 from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, H, Receiver
-from surveykit.callbacks._store import EventStore, StoreClosedError, events_frame
+from surveykit.callbacks._store import EventStore, events_frame
+from surveykit.errors import StoreClosedError
 from surveykit.models import CallbackType
 
 _START_TIMEOUT: Final = 15.0
@@ -203,7 +205,7 @@ def listen(
     receiver: Receiver | None = None,
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     max_connections: int | None = None,
-    opt_outs: Any = None,
+    opt_outs: OptOutSink | str | os.PathLike[str] | None = None,
 ) -> Listener:
     """Start a callback receiver in a background thread and return its :class:`Listener`.
 
@@ -240,10 +242,8 @@ def listen(
     else:
         receiver = Receiver(db, secret=secret, max_body=max_body)
     if opt_outs is not None:
-        from surveykit.campaign._optouts import as_opt_outs
-
         try:
-            receiver.opt_outs = as_opt_outs(opt_outs)
+            receiver.opt_outs = _opt_out_sink(opt_outs)
             receiver.opt_outs.update(receiver.store)
         except BaseException:
             receiver.close()
@@ -331,3 +331,20 @@ def _sigterm_raises() -> Iterator[None]:
         yield
     finally:
         signal.signal(signal.SIGTERM, previous)
+
+
+def _opt_out_sink(value: OptOutSink | str | os.PathLike[str]) -> OptOutSink:
+    """The opt-out list ``listen(opt_outs=...)`` keeps current: itself, or the one at a path.
+
+    The one import of a layer above ``callbacks/``: for a path, the listener opens the
+    :class:`~surveykit.OptOutList` there (``surveykit.optouts``, which reads this package's
+    events). It is imported here, on use, so that ``callbacks/`` does not depend on it.
+    """
+    if isinstance(value, str | os.PathLike):
+        from surveykit.optouts import OptOutList  # the layer above: see the docstring
+
+        return OptOutList(value)
+    if isinstance(value, OptOutSink):
+        return value
+    raise TypeError(f"opt_outs: expected an OptOutList or its path, got {type(value).__name__}")
+

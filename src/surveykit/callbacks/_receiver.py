@@ -36,6 +36,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from surveykit.callbacks._events import OptOutSink
 from surveykit.callbacks._replies import Handler as Handler
 from surveykit.callbacks._replies import Reply as Reply
 from surveykit.callbacks._replies import _short, _validation_errors
@@ -128,7 +129,7 @@ class Receiver:
         replay_window: float | None = DEFAULT_REPLAY_WINDOW,
         require_timestamp: bool = False,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
-        opt_outs: Any = None,
+        opt_outs: OptOutSink | None = None,
     ) -> None:
         if not body_timeout > 0:
             raise ValueError(f"body_timeout: expected seconds > 0, got {body_timeout!r}")

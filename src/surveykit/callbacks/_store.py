@@ -32,7 +32,7 @@ from surveykit.callbacks._rows import ReplyState as ReplyState
 from surveykit.callbacks._rows import _dumps, _row
 from surveykit.callbacks._rows import delivery_identity as delivery_identity
 from surveykit.callbacks._rows import events_frame as events_frame
-from surveykit.errors import SurveykitError
+from surveykit.errors import StoreClosedError
 from surveykit.models import RESPONSE_TYPES, CallbackPayload
 from surveykit.models.callbacks import is_placeholder_id
 
@@ -119,10 +119,6 @@ class Recorded:
     def is_new(self) -> bool:
         """Whether this delivery created the event (the first delivery)."""
         return self.deliveries == 1
-
-
-class StoreClosedError(SurveykitError, RuntimeError):
-    """The event store was closed; nothing more can be written to it."""
 
 
 class EventStore:

@@ -11,7 +11,7 @@ before the digest, the HMAC then covering ``b"<t>." + data``): such a callback i
 when its time is further than ``replay_window`` seconds from the receiver's clock, so a
 captured callback cannot be replayed later. The header name and the digest are
 configurable. The scheme itself
-(:func:`callback_signature`) lives in ``surveykit._signing``, which the sandbox signs with.
+(:func:`callback_signature`) lives in ``surveykit.rules.signing``, which the sandbox signs with.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Final
 
-from surveykit._signing import (
+from surveykit.rules.signing import (
     DEFAULT_SIGNATURE_DIGEST,
     DEFAULT_SIGNATURE_HEADER,
     callback_signature,

@@ -1,9 +1,42 @@
 """The campaign loop: one row per respondent across waves, reminders, the opt-out list."""
 
-from surveykit.campaign._numbers import address_key, address_keys
-from surveykit.campaign._optouts import OptOutError, OptOutList
-from surveykit.campaign._reminders import REASONS, Reminders, plan_reminders
-from surveykit.campaign._status import FLAGS, STATUSES, campaign_status
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from surveykit.campaign._reminders import REASONS, Reminders, plan_reminders
+    from surveykit.campaign._status import FLAGS, STATUSES, campaign_status
+    from surveykit.errors import OptOutError
+    from surveykit.optouts import OptOutList
+    from surveykit.respondents._numbers import address_key, address_keys
+
+# Each name is imported from its module on first use (PEP 562), so that importing a
+# light module of this package does not load the heavy ones (pandas, lxml, ...).
+_LAZY: dict[str, str] = {
+    "address_key": "surveykit.respondents._numbers",
+    "address_keys": "surveykit.respondents._numbers",
+    "OptOutError": "surveykit.errors",
+    "OptOutList": "surveykit.optouts",
+    "REASONS": "surveykit.campaign._reminders",
+    "Reminders": "surveykit.campaign._reminders",
+    "plan_reminders": "surveykit.campaign._reminders",
+    "FLAGS": "surveykit.campaign._status",
+    "STATUSES": "surveykit.campaign._status",
+    "campaign_status": "surveykit.campaign._status",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later uses find it without calling back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "FLAGS",

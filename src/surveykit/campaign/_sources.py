@@ -5,14 +5,15 @@ from __future__ import annotations
 import json
 import os
 import sqlite3
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any, Final
+from typing import Any, Final, TypeAlias
 
 import pandas as pd
 
-from surveykit.campaign._numbers import address_keys
-from surveykit.campaign._optouts import events_table
+from surveykit.batch import BatchResult
+from surveykit.callbacks._events import events_table
+from surveykit.respondents._numbers import address_keys
 
 SEND_COLUMNS: Final = ("destination", "outcome", "message_id", "time")
 """What a send frame must hold (a ``BatchResult.frame`` has them)."""
@@ -44,8 +45,6 @@ def _journal_rows(path: Path) -> tuple[pd.DataFrame, str | None]:
 
 
 def _one_wave(source: Any, label: str) -> tuple[pd.DataFrame, str | None]:
-    from surveykit.batch import BatchResult
-
     channel: str | None = None
     if isinstance(source, BatchResult):
         frame = source.frame
@@ -73,6 +72,12 @@ def _one_wave(source: Any, label: str) -> tuple[pd.DataFrame, str | None]:
         }
     )
     return table, channel
+
+
+SendSource: TypeAlias = BatchResult | pd.DataFrame | str | os.PathLike[str]
+"""One wave's sends: a ``BatchResult``, its ``frame``, or a journal path."""
+Sends: TypeAlias = SendSource | Sequence[SendSource] | Mapping[str, SendSource]
+"""Every wave's sends: one source, a list of them (``wave1``, ``wave2``...) or a dict."""
 
 
 def send_table(sends: Any) -> tuple[pd.DataFrame, dict[str, str | None]]:

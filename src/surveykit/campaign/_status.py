@@ -8,6 +8,7 @@ those codes. No per-row Python.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection
 from typing import Any, Final
 
@@ -17,10 +18,12 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from surveykit.callbacks._events import Events
 from surveykit.callbacks._funnel import DEFAULT_DELIVERED_STATUSES
-from surveykit.campaign._numbers import address_keys
-from surveykit.campaign._sources import event_table, send_table
+from surveykit.campaign._sources import Sends, event_table, send_table
 from surveykit.models.callbacks import PLACEHOLDER_MESSAGE_IDS
+from surveykit.optouts import OptOutList, as_opt_outs
+from surveykit.respondents._numbers import address_keys
 
 STATUSES: Final = (
     "not_contacted",
@@ -209,9 +212,9 @@ def _flags_text(bits: dict[str, BoolArray], size: int) -> pd.Series:
 def campaign_status(
     results: pd.DataFrame,
     *,
-    sends: Any = None,
-    events: Any = None,
-    opt_outs: Any = None,
+    sends: Sends | None = None,
+    events: Events | None = None,
+    opt_outs: OptOutList | str | os.PathLike[str] | None = None,
     region: str | None = None,
     delivered_statuses: Collection[str] = DEFAULT_DELIVERED_STATUSES,
     undeliverable_statuses: Collection[str] = DEFAULT_UNDELIVERABLE_STATUSES,
@@ -394,8 +397,6 @@ def campaign_status(
         }
     )
     if opt_outs is not None:
-        from surveykit.campaign._optouts import as_opt_outs
-
         listed = as_opt_outs(opt_outs).contains(frame["destination"])
         frame["opted_out"] = frame["opted_out"].to_numpy() | listed.to_numpy()
     frame["sends"] = at(per_sends, 0)

@@ -11,7 +11,7 @@ import anyio
 import httpx
 
 from surveykit.client._base import APIRequest, Async, Sleep, logger
-from surveykit.client._resources import ResourceGroups
+from surveykit.client._groups import ResourceGroups
 from surveykit.client._retry import RetryPolicy
 
 T = TypeVar("T")

@@ -26,14 +26,15 @@ from typing import (
 
 import httpx
 
-from surveykit._redact import scrub_error
 from surveykit.client._auth import BasicTokenAuth
 from surveykit.client._config import (
     DEFAULT_LIMITS,
     DEFAULT_TIMEOUT,
     check_transport_security,
     resolve,
+    resolve_default_region,
 )
+from surveykit.client._redact import scrub_error
 from surveykit.client._responses import ModelT as ModelT
 from surveykit.client._responses import model_from as model_from
 from surveykit.client._responses import parse_model as parse_model
@@ -52,6 +53,7 @@ from surveykit.errors import (
     OutcomeUnknownError,
     describe_request,
 )
+from surveykit.rules.windows import zone
 
 if TYPE_CHECKING:
     from collections.abc import Awaitable
@@ -226,15 +228,11 @@ class BaseClient:
         window_timezone: str | None = None,
         default_region: str | None = None,
     ) -> None:
-        from surveykit.client._numbers import resolve_default_region
-
         self._default_region = resolve_default_region(default_region)
         settings = resolve(base_url, token)
         self.window_timezone: tzinfo | None = None
         """The zone in which the platform reads a send Window (None: surveykit assumes UTC)."""
         if window_timezone is not None:
-            from surveykit._platform import zone
-
             self.window_timezone = zone(window_timezone, field="window_timezone")
         if settings.base_url is None and not has_transport:
             from surveykit.sandbox import Sandbox

@@ -8,10 +8,11 @@ from dataclasses import dataclass
 
 import httpx
 
-from surveykit.errors import ConfigurationError
+from surveykit.errors import ConfigurationError, ValidationError
 
 ENV_BASE_URL = "SURVEYKIT_BASE_URL"
 ENV_TOKEN = "SURVEYKIT_TOKEN"
+ENV_DEFAULT_REGION = "SURVEYKIT_DEFAULT_REGION"
 
 DEFAULT_TIMEOUT = httpx.Timeout(30.0, connect=10.0)
 """30 s to read a response (results can be large), 10 s to connect."""
@@ -74,3 +75,21 @@ def check_transport_security(base_url: str, *, has_credentials: bool, allow: boo
             f"base_url: refusing to send credentials over plain http to {url.host}; "
             "use https, or pass allow_insecure_http=True if you really mean it"
         )
+
+
+def resolve_default_region(default_region: str | None) -> str | None:
+    """The argument, else ``SURVEYKIT_DEFAULT_REGION``, upper-cased and checked; or None.
+
+    Raises:
+        ConfigurationError: a region phonenumbers does not know, naming where it came from.
+    """
+    where = "default_region"
+    if default_region is None:
+        default_region = os.environ.get(ENV_DEFAULT_REGION) or None
+        where = ENV_DEFAULT_REGION
+    from surveykit.rules.numbers import check_region  # phonenumbers: on first use
+
+    try:
+        return check_region(default_region, where)
+    except ValidationError as exc:
+        raise ConfigurationError(str(exc)) from None

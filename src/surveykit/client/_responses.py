@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 from pydantic import BaseModel
 
-from surveykit._validation import validate
+from surveykit.client._not_found import not_found_note
 from surveykit.client._retry import OUTCOME_UNKNOWN_STATUSES, parse_retry_after
 from surveykit.errors import (
     APIStatusError,
@@ -32,6 +32,7 @@ from surveykit.errors import (
     describe_request,
 )
 from surveykit.models import LookupResponse, ProblemDetails, SendResponse
+from surveykit.models._validation import validate
 
 if TYPE_CHECKING:
     from surveykit.client._base import APIRequest
@@ -231,8 +232,6 @@ def status_error(request: APIRequest[Any], response: httpx.Response) -> APIStatu
             problem=problem,
         )
     if status == 404 and request.not_found is not None:
-        from surveykit.client._not_found import not_found_note
-
         note, suggestions = not_found_note(*request.not_found, detail, body)
         error = NotFoundError(message + note, response=response, body=body, problem=problem)
         error.suggestions = tuple(suggestions)

@@ -10,7 +10,7 @@ from email.utils import parsedate_to_datetime
 import httpx
 
 # Error statuses after which a write may have been acted on: the platform's rule.
-from surveykit._platform import OUTCOME_UNKNOWN_STATUSES
+from surveykit.rules.outcomes import OUTCOME_UNKNOWN_STATUSES
 
 # Failures after which the server provably never saw the request: nothing was written to
 # a connection (refused, DNS, TLS handshake, connect timeout, no free pooled connection).

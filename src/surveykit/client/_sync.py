@@ -12,8 +12,8 @@ from typing import Any, Self, TypeVar
 import httpx
 
 from surveykit.client._base import APIRequest, Sleep, Sync, logger
+from surveykit.client._groups import ResourceGroups
 from surveykit.client._pool import ShardedTransport
-from surveykit.client._resources import ResourceGroups
 from surveykit.client._retry import RetryPolicy
 from surveykit.client._transports import ASGIPortalTransport
 

@@ -16,22 +16,61 @@ Example:
 
 from __future__ import annotations
 
-from surveykit.plots._campaign import (
-    STATUS_COLOURS,
-    plot_campaign_status,
-    plot_campaign_timeline,
-)
-from surveykit.plots._common import NPS_COLOURS, OUTCOME_COLOURS, PALETTE
-from surveykit.plots._estimates import plot_estimates
-from surveykit.plots._results import (
-    plot_batch_outcomes,
-    plot_crosstab,
-    plot_events,
-    plot_funnel,
-    plot_nps,
-    plot_response_rate,
-)
-from surveykit.plots._scales import PlotError, plot_distribution, plot_likert
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from surveykit.errors import PlotError
+    from surveykit.plots._campaign import (
+        STATUS_COLOURS,
+        plot_campaign_status,
+        plot_campaign_timeline,
+    )
+    from surveykit.plots._common import NPS_COLOURS, OUTCOME_COLOURS, PALETTE
+    from surveykit.plots._estimates import plot_estimates
+    from surveykit.plots._results import (
+        plot_batch_outcomes,
+        plot_crosstab,
+        plot_events,
+        plot_funnel,
+        plot_nps,
+        plot_response_rate,
+    )
+    from surveykit.plots._scales import plot_distribution, plot_likert
+
+# Each name is imported from its module on first use (PEP 562), so that importing a
+# light module of this package does not load the heavy ones (pandas, lxml, ...).
+_LAZY: dict[str, str] = {
+    "STATUS_COLOURS": "surveykit.plots._campaign",
+    "plot_campaign_status": "surveykit.plots._campaign",
+    "plot_campaign_timeline": "surveykit.plots._campaign",
+    "NPS_COLOURS": "surveykit.plots._common",
+    "OUTCOME_COLOURS": "surveykit.plots._common",
+    "PALETTE": "surveykit.plots._common",
+    "plot_estimates": "surveykit.plots._estimates",
+    "plot_batch_outcomes": "surveykit.plots._results",
+    "plot_crosstab": "surveykit.plots._results",
+    "plot_events": "surveykit.plots._results",
+    "plot_funnel": "surveykit.plots._results",
+    "plot_nps": "surveykit.plots._results",
+    "plot_response_rate": "surveykit.plots._results",
+    "PlotError": "surveykit.errors",
+    "plot_distribution": "surveykit.plots._scales",
+    "plot_likert": "surveykit.plots._scales",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later uses find it without calling back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "NPS_COLOURS",

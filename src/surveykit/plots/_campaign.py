@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from surveykit.campaign._sources import send_table
+from surveykit.errors import PlotError
 from surveykit.plots._common import PALETTE
 from surveykit.plots._common import figure as _figure
-from surveykit.plots._scales import PlotError
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -159,7 +160,6 @@ def plot_campaign_timeline(
     from matplotlib.dates import date2num
     from matplotlib.ticker import MaxNLocator
 
-    from surveykit.campaign._sources import send_table
 
     lines: list[tuple[str, pd.Series, str]] = []
     starts: dict[str, pd.Timestamp] = {}

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from surveykit.errors import PlotError
 from surveykit.plots._common import PALETTE, new_figure, question_info, short
-from surveykit.plots._scales import PlotError
 
 if TYPE_CHECKING:
     from matplotlib.axes import Axes

@@ -11,7 +11,7 @@ import numpy as np
 import pandas as pd
 
 from surveykit import analysis
-from surveykit.errors import SurveykitError
+from surveykit.errors import PlotError
 from surveykit.plots._common import (
     DIVERGING_MAP,
     NEUTRAL_COLOUR,
@@ -33,10 +33,6 @@ __all__ = ["PlotError", "plot_distribution", "plot_likert"]
 
 # The codebook's kinds and analysis' kinds, for answer_distribution (which knows the latter).
 _DISTRIBUTION_KIND = {"choice": "single", "single": "single", "multi": "multi", "text": "text"}
-
-
-class PlotError(SurveykitError, ValueError):
-    """Data a chart cannot show as asked (names the question)."""
 
 
 @dataclass

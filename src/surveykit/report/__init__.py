@@ -8,13 +8,50 @@ Example:
     >>> sk.to_spss(labelled, "results.sav")                      # doctest: +SKIP
 """
 
-from surveykit.report._build import Report, build_report
-from surveykit.report._codebook import KINDS, Codebook, Question, QuestionKind
-from surveykit.report._errors import CodebookError, ExportError, LabelError
-from surveykit.report._excel import to_excel
-from surveykit.report._export import to_spss, to_stata
-from surveykit.report._frozen import CoercedAnswers, RowReasons
-from surveykit.report._label import label
+import importlib as _importlib
+import typing as _typing
+
+if _typing.TYPE_CHECKING:
+    from surveykit.errors import CodebookError, ExportError, LabelError
+    from surveykit.report._build import Report, build_report
+    from surveykit.report._codebook import KINDS, Codebook, Question, QuestionKind
+    from surveykit.report._excel import to_excel
+    from surveykit.report._export import to_spss, to_stata
+    from surveykit.report._frozen import CoercedAnswers, RowReasons
+    from surveykit.report._label import label
+
+# Each name is imported from its module on first use (PEP 562), so that importing a
+# light module of this package does not load the heavy ones (pandas, lxml, ...).
+_LAZY: dict[str, str] = {
+    "Report": "surveykit.report._build",
+    "build_report": "surveykit.report._build",
+    "KINDS": "surveykit.report._codebook",
+    "Codebook": "surveykit.report._codebook",
+    "Question": "surveykit.report._codebook",
+    "QuestionKind": "surveykit.report._codebook",
+    "CodebookError": "surveykit.errors",
+    "ExportError": "surveykit.errors",
+    "LabelError": "surveykit.errors",
+    "to_excel": "surveykit.report._excel",
+    "to_spss": "surveykit.report._export",
+    "to_stata": "surveykit.report._export",
+    "CoercedAnswers": "surveykit.report._frozen",
+    "RowReasons": "surveykit.report._frozen",
+    "label": "surveykit.report._label",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name not in _LAZY:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value: object = getattr(_importlib.import_module(_LAZY[name]), name)
+    globals()[name] = value  # later uses find it without calling back here
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(__all__))
+
 
 __all__ = [
     "KINDS",

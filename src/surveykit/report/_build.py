@@ -15,8 +15,8 @@ from typing import Any
 import pandas as pd
 
 from surveykit.analysis._design import Design
+from surveykit.errors import ExportError
 from surveykit.report._codebook import Codebook
-from surveykit.report._errors import ExportError
 from surveykit.report._label import Errors, label
 
 WEIGHT_COLUMN = "weight"

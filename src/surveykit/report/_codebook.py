@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args
 
-from surveykit.report._errors import CodebookError
+from surveykit.errors import CodebookError
 
 if TYPE_CHECKING:
     import os

@@ -19,9 +19,9 @@ from datetime import date, datetime
 from pathlib import Path
 from typing import Any, Final
 
-from surveykit._atomic import atomic_path
+from surveykit._util.atomic import atomic_path
+from surveykit.errors import CodebookError
 from surveykit.report._codebook import FRAME_COLUMNS, Codebook, Question, code_text
-from surveykit.report._errors import CodebookError
 
 SUFFIXES: Final = (".json", ".csv", ".xlsx")
 SHEET: Final = "codebook"

@@ -12,8 +12,8 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
-from surveykit._atomic import atomic_path
-from surveykit.report._errors import ExportError
+from surveykit._util.atomic import atomic_path
+from surveykit.errors import ExportError
 
 PERCENT: Final = "0.0%"
 """Proportions (0..1) shown as percentages."""

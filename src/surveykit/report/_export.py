@@ -18,9 +18,9 @@ from typing import Any, Final, Literal
 import numpy as np
 import pandas as pd
 
-from surveykit._atomic import atomic_path
+from surveykit._util.atomic import atomic_path
+from surveykit.errors import ExportError
 from surveykit.report._codebook import CODED_KINDS, Codebook, Question, code_text
-from surveykit.report._errors import ExportError
 from surveykit.report._label import _lookup, _raise_unknown
 
 Target = Literal["spss", "stata"]

@@ -13,8 +13,8 @@ from typing import Any, Literal
 import numpy as np
 import pandas as pd
 
+from surveykit.errors import LabelError
 from surveykit.report._codebook import CODED_KINDS, Codebook, Question, code_text
-from surveykit.report._errors import LabelError
 from surveykit.report._frozen import CoercedAnswers, RowReasons
 
 Errors = Literal["raise", "coerce"]

@@ -17,9 +17,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
-from surveykit.results._names import encode_name
 from surveykit.results._source import DELIMITERS
 from surveykit.results._types import _ILLEGAL_XML_RE, RESPONDENT_COLUMNS
+from surveykit.results.xml._names import encode_name
 
 _DELIMITED: Final = frozenset(DELIMITERS)
 #: Layout name -> the formats it changes (every other format is written as documented).

@@ -10,7 +10,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from surveykit._atomic import atomic_path
+from surveykit._util.atomic import atomic_path
 from surveykit.results._read import read_results
 from surveykit.results._source import Source
 

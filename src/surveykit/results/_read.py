@@ -154,7 +154,7 @@ def _raw(
         return
     if fmt == "XML":
         # lxml is loaded by the first XML read, not by ``import surveykit``.
-        from surveykit.results._xml import iter_xml
+        from surveykit.results.xml._reader import iter_xml
 
         chunks = iter_xml(payload, names=names, streaming=streaming)
     else:

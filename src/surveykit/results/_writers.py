@@ -20,10 +20,10 @@ import pyarrow.compute as pc
 import pyarrow.csv as pacsv
 
 from surveykit.results._layouts import applies, check_layout, write_layout
-from surveykit.results._names import encode_name
 from surveykit.results._source import DELIMITERS, normalize_format
 from surveykit.results._text import to_text
 from surveykit.results._types import _ILLEGAL_XML_RE
+from surveykit.results.xml._names import encode_name
 
 _ILLEGAL_RE2: Final = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x{fffe}\x{ffff}]"
 _XML_DECL: Final = b'<?xml version="1.0" encoding="UTF-8"?>\n'

@@ -11,11 +11,14 @@ from typing import TYPE_CHECKING, Any, Self
 from urllib.parse import urlsplit
 
 from surveykit.models import CallbackSettings
-from surveykit.sandbox._app import SandboxApp
-from surveykit.sandbox._behaviour import RespondentModel
-from surveykit.sandbox._data import GENERATED_SURVEY_ID, generated_survey
-from surveykit.sandbox._delivery import CallbackDelivery
-from surveykit.sandbox._records import (
+from surveykit.sandbox._sandbox_respondents import RespondentControls
+from surveykit.sandbox.data._behaviour import RespondentModel
+from surveykit.sandbox.data._seed import GENERATED_SURVEY_ID, generated_survey
+from surveykit.sandbox.http._app import SandboxApp
+from surveykit.sandbox.runtime._delivery import CallbackDelivery
+from surveykit.sandbox.runtime._ticker import RealtimeTicker
+from surveykit.sandbox.state import DEFAULT_START, Fault, SandboxState, callback_target
+from surveykit.sandbox.state._records import (
     CallbackTarget,
     Event,
     JournalEntry,
@@ -23,10 +26,7 @@ from surveykit.sandbox._records import (
     ShortLink,
     Survey,
 )
-from surveykit.sandbox._sandbox_respondents import RespondentControls
-from surveykit.sandbox._store import MemoryStore, SQLiteStore
-from surveykit.sandbox._ticker import RealtimeTicker
-from surveykit.sandbox.state import DEFAULT_START, Fault, SandboxState, callback_target
+from surveykit.sandbox.state._store import MemoryStore, SQLiteStore
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -414,13 +414,13 @@ class Sandbox(RespondentControls):
         """The codebook of a survey: its questions' texts, kinds, value labels, missing codes.
 
         The platform has no codebook endpoint; the sandbox derives one from the survey's
-        questions (see :mod:`surveykit.sandbox._codebook`). Over HTTP:
+        questions (see :mod:`surveykit.sandbox.data._codebook`). Over HTTP:
         ``GET /_sandbox/surveys/{reference}/codebook``.
 
         Raises:
             KeyError: naming a reference no survey has.
         """
-        from surveykit.sandbox._codebook import survey_codebook
+        from surveykit.sandbox.data._codebook import survey_codebook
 
         with self._state.transaction():
             survey = self._state.find_survey(reference)

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from surveykit.sandbox._behaviour import RespondentModel
-from surveykit.sandbox._campaign_data import CAMPAIGN_SURVEY_ID, COUNTRIES
-from surveykit.sandbox._records import Survey
+from surveykit.sandbox.data._behaviour import RespondentModel
+from surveykit.sandbox.data._campaign import CAMPAIGN_SURVEY_ID, COUNTRIES
 from surveykit.sandbox.state import RespondentAction, SandboxState
+from surveykit.sandbox.state._records import Survey
 
 
 class RespondentControls:

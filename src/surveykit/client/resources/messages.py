@@ -14,7 +14,6 @@ from surveykit.client._base import (
     model_from,
     parse_model,
 )
-from surveykit.client._numbers import read_number, region_for
 from surveykit.models import (
     CallbackSettings,
     EmailRequest,
@@ -167,6 +166,9 @@ class Messages(Resource[M]):
             destination = request["destination"]
         if destination is None:
             return None  # the model says it is required
+        # phonenumbers' metadata is not small: loaded when a number is first read
+        from surveykit.rules.numbers import read_number, region_for
+
         reading = region_for(region, self._client.default_region)
         return read_number(destination, field, reading, strict=strict)
 
@@ -186,6 +188,8 @@ class Messages(Resource[M]):
         answer; another 400 (a number the platform does not take) a
         :class:`~surveykit.BadRequestError`.
         """
+        from surveykit.rules.numbers import read_number, region_for  # phonenumbers: on first use
+
         number = read_number(
             number, "number", region_for(region, self._client.default_region), strict=strict
         )

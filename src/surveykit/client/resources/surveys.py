@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from surveykit._atomic import atomic_path
+from surveykit._util.atomic import atomic_path
 from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from
 from surveykit.errors import ValidationError
 from surveykit.models import ResultsFormat, ResultsRequest

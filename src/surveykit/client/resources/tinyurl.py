@@ -8,10 +8,10 @@ from typing import Any
 
 import httpx
 
-from surveykit._validation import validate
 from surveykit.client._base import APIRequest, M, Resource, endpoint, model_from, unwrap_list
 from surveykit.errors import UnexpectedResponseError, describe_request
 from surveykit.models import UrlListRequest, UrlRequest
+from surveykit.models._validation import validate
 
 _LINK_KEYS = ("shortUrl", "shortLink", "tinyUrl", "short", "link", "url")
 

@@ -6,9 +6,9 @@ Used for the account callback (``Sandbox.set_account_callback``, ``POST /_sandbo
 
 from __future__ import annotations
 
-from surveykit._signing import signing_key
 from surveykit.models import CallbackSettings
-from surveykit.sandbox._records import CALLBACK_ACTIONS, CallbackTarget
+from surveykit.rules.signing import signing_key
+from surveykit.sandbox.state._records import CALLBACK_ACTIONS, CallbackTarget
 
 
 def callback_target(

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta
 from typing import Any, Final
 
-from surveykit.sandbox import _fields as fields
+from surveykit.sandbox.state import _fields as fields
 
 DEFAULT_START: Final = datetime(2026, 3, 2, 9, 0, tzinfo=UTC)
 """Where the sandbox clock starts: Monday 2 March 2026, 09:00 UTC."""

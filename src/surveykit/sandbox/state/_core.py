@@ -8,8 +8,8 @@ they share: one re-entrant lock (so the state can be used from any thread and an
 loop: uvicorn, the client's portal thread, a notebook), transactions that write each
 operation's changes to the store when it ends, the ID counters, the users, the journal and
 the events, and saving and restoring all of it. HTTP lives in ``_routes``: operations
-return domain values or raise a :class:`~surveykit.sandbox._errors.Rejection` or a
-:class:`~surveykit.sandbox._errors.Problem`.
+return domain values or raise a :class:`~surveykit.sandbox.state._errors.Rejection` or a
+:class:`~surveykit.sandbox.state._errors.Problem`.
 """
 
 from __future__ import annotations
@@ -24,9 +24,10 @@ from datetime import datetime, timedelta
 from typing import Any, Final
 
 from surveykit.models.callbacks import is_placeholder_id
-from surveykit.sandbox import _rules
-from surveykit.sandbox._data import SampleData, load_sample_data
-from surveykit.sandbox._records import (
+from surveykit.sandbox.data._seed import SampleData, load_sample_data
+from surveykit.sandbox.state import _rules
+from surveykit.sandbox.state._clock import DEFAULT_START, Clock, Faults
+from surveykit.sandbox.state._records import (
     CallbackTarget,
     Event,
     JournalEntry,
@@ -40,8 +41,7 @@ from surveykit.sandbox._records import (
     iso,
     parse_iso,
 )
-from surveykit.sandbox._store import MemoryStore, SQLiteStore
-from surveykit.sandbox.state._clock import DEFAULT_START, Clock, Faults
+from surveykit.sandbox.state._store import MemoryStore, SQLiteStore
 
 REFUSED_KEPT: Final = 200
 """How many refused requests the journal keeps (the latest; ``seq`` counts them all)."""
@@ -89,11 +89,11 @@ class StateCore:
         self.account_callback: CallbackTarget | None = None
         self.event_sink: Callable[[Event], None] | None = None
         """Called (under the lock, in event order) with every event that has somewhere to go:
-        the :class:`~surveykit.sandbox._delivery.CallbackDelivery` queue."""
+        the :class:`~surveykit.sandbox.runtime._delivery.CallbackDelivery` queue."""
         self.due_sink: Callable[[], None] | None = None
         """Called (under the lock) on a realtime clock when what falls due next may have
         changed (a send held, a reply window opened, the clock moved): the
-        :class:`~surveykit.sandbox._ticker.RealtimeTicker`."""
+        :class:`~surveykit.sandbox.runtime._ticker.RealtimeTicker`."""
         self.generation = 0
         """Bumped by :meth:`reset`, so deliveries queued before it are dropped."""
         self._init_empty()

@@ -1,9 +1,9 @@
 """Inbound replies, the stop list and carrier status updates.
 
-A respondent's reply is classified by its first word (:func:`surveykit.sandbox._rules.classify`):
-STOP and its synonyms put the number on the stop list, UNSTOP takes it off, a keyword of
-the account may answer with its response, and any other reply to a survey message is
-recorded as the respondent's next answer.
+A respondent's reply is classified by its first word
+(:func:`~surveykit.sandbox.state._rules.classify`): STOP and its synonyms put the number on
+the stop list, UNSTOP takes it off, a keyword of the account may answer with its response,
+and any other reply to a survey message is recorded as the respondent's next answer.
 """
 
 from __future__ import annotations
@@ -11,9 +11,11 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any
 
-from surveykit.sandbox import _rules
-from surveykit.sandbox._records import Event, MessageRecord, iso
+from surveykit.models.messages import is_branded
+from surveykit.rules import sms
+from surveykit.sandbox.state import _numbers, _rules
 from surveykit.sandbox.state._messages import Messages
+from surveykit.sandbox.state._records import Event, MessageRecord, iso
 
 
 class Inbound(Messages):
@@ -41,7 +43,7 @@ class Inbound(Messages):
 
     def reply(self, from_number: str, text: str, to: str | None = None) -> Event:
         """A respondent's inbound message: classify it, update the state, record the event."""
-        if not _rules.is_possible_number(from_number):
+        if not _numbers.is_possible_number(from_number):
             raise ValueError(f"from_number: {from_number!r} is not E.164 digits")
         with self.transaction():
             return self._receive(from_number, text, to)
@@ -64,7 +66,7 @@ class Inbound(Messages):
             "destination": our_number,
             "message": text,
             "inbound": True,
-            "segments": _rules.segments(text),
+            "segments": sms.segments(text),
             "message_id": original.message_id if original else "Unknown",
             "callback": original.callback if original else None,
         }
@@ -89,7 +91,7 @@ class Inbound(Messages):
                 record.response
                 and not answered_by_receiver
                 and our_number
-                and not _rules.is_branded(our_number)
+                and not is_branded(our_number)
             ):
                 self._auto_reply(our_number, from_number, record.response)
             return event
@@ -106,7 +108,7 @@ class Inbound(Messages):
         return None
 
     def _auto_reply(self, source: str, destination: str, text: str) -> None:
-        info = _rules.lookup_number(destination)
+        info = _numbers.lookup_number(destination)
         message = MessageRecord(
             message_id=self.next_message_id(),
             channel="SMS",
@@ -115,7 +117,7 @@ class Inbound(Messages):
             text=text,
             created=self.now(),
             status="Scheduled",
-            segments=_rules.segments(text),
+            segments=sms.segments(text),
             carrier=info.carrier,
             reachable=info.reachable,
             number_type=info.number_type,

@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from surveykit.sandbox import _rules
-from surveykit.sandbox._errors import Problem, validation
-from surveykit.sandbox._records import KeywordRecord
+from surveykit.sandbox.state import _rules
 from surveykit.sandbox.state._core import StateCore
+from surveykit.sandbox.state._errors import Problem, validation
+from surveykit.sandbox.state._records import KeywordRecord
 
 
 class Keywords(StateCore):

@@ -6,10 +6,10 @@ import re
 from typing import Any, Final
 
 from surveykit.models import UrlRequest
-from surveykit.sandbox import _rules
-from surveykit.sandbox._errors import Problem, validation
-from surveykit.sandbox._records import MessageRecord, ShortLink
+from surveykit.sandbox.state import _rules
 from surveykit.sandbox.state._core import StateCore
+from surveykit.sandbox.state._errors import Problem, validation
+from surveykit.sandbox.state._records import MessageRecord, ShortLink
 
 MAX_LINKS: Final = 1_000
 """The largest RegisterList the sandbox takes in one request (the reference: not shown)."""

@@ -2,8 +2,8 @@
 
 Every rule of the reference is applied before a message is accepted; the destination
 checks the client side knows too (stop list, blocked, failed lookup, landline) are the
-platform's, :func:`surveykit._platform.destination_refusal`. An accepted message is held
-until its ``when`` and windows allow it (:func:`surveykit._platform.next_allowed`), then
+platform's, :func:`surveykit.rules.delivery.destination_refusal`. An accepted message is held
+until its ``when`` and windows allow it (:func:`surveykit.rules.windows.next_allowed`), then
 goes out through :class:`~surveykit.sandbox.state._schedule.Schedule`.
 """
 
@@ -16,13 +16,16 @@ from typing import Any, Final
 
 from surveykit.models import CallbackSettings, EmailRequest, SendRequest
 from surveykit.models.callbacks import metadata_list
-from surveykit.sandbox import _rules
-from surveykit.sandbox._errors import Rejection, TextError, errors_of, validation
-from surveykit.sandbox._records import CallbackTarget, MessageRecord, iso
-from surveykit.sandbox._strict import boolean_errors
+from surveykit.models.messages import is_branded
+from surveykit.rules import delivery, sms
+from surveykit.rules.windows import next_allowed
+from surveykit.sandbox.state import _numbers, _rules
 from surveykit.sandbox.state._callback import callback_target
 from surveykit.sandbox.state._core import CALLBACK_USER, User
+from surveykit.sandbox.state._errors import Rejection, TextError, errors_of, validation
+from surveykit.sandbox.state._records import CallbackTarget, MessageRecord, iso
 from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT, Schedule
+from surveykit.sandbox.state._strict import boolean_errors
 
 _CHANNELS: Final = {0: "SMS", 1: "WhatsApp", 2: "Facebook", 3: "WhatsAppTemplate"}
 
@@ -41,9 +44,9 @@ def _send_body(
 
 def _refusal_body(status: str, carrier: str, number_type: str) -> dict[str, Any]:
     """The SendResponse of a send refused by the destination check with ``status``."""
-    if status == _rules.FAILED:  # the lookup itself failed: nothing is known of the number
+    if status == delivery.FAILED:  # the lookup itself failed: nothing is known of the number
         return _send_body("Unknown", status, "Unknown", False, "Unknown")
-    return _send_body("Unknown", status, carrier, status == _rules.REACHABLE, number_type)
+    return _send_body("Unknown", status, carrier, status == delivery.REACHABLE, number_type)
 
 
 class Messages(Schedule):
@@ -58,7 +61,7 @@ class Messages(Schedule):
         with the body the platform answers with; a number that cannot be one raises a
         validation :class:`Problem`.
         """
-        if not _rules.is_possible_number(number):
+        if not _numbers.is_possible_number(number):
             raise validation(
                 {
                     "number": [
@@ -67,7 +70,7 @@ class Messages(Schedule):
                     ]
                 }
             )
-        info = _rules.lookup_number(number)
+        info = _numbers.lookup_number(number)
         with self.transaction():
             if info.outcome == "lookup-error":
                 raise Rejection(
@@ -113,7 +116,7 @@ class Messages(Schedule):
         """
         destination, source = request.destination, request.source
         channel = _CHANNELS[int(request.type or 0)]
-        if not _rules.is_possible_number(destination):
+        if not _numbers.is_possible_number(destination):
             raise validation(
                 {
                     "destination": [
@@ -124,7 +127,7 @@ class Messages(Schedule):
             )
         if source.lstrip("+") == destination:
             raise validation({"destination": ["The destination and source are the same."]})
-        if channel != "SMS" and _rules.is_branded(source):
+        if channel != "SMS" and is_branded(source):
             raise validation(
                 {
                     "source": [
@@ -133,11 +136,11 @@ class Messages(Schedule):
                     ]
                 }
             )
-        if channel == "SMS" and _rules.segments(request.message) > _rules.SMS_MAX_SEGMENTS:
+        if channel == "SMS" and sms.segments(request.message) > _rules.SMS_MAX_SEGMENTS:
             raise validation(
                 {
                     "message": [
-                        f"The message takes {_rules.segments(request.message)} SMS segments; "
+                        f"The message takes {sms.segments(request.message)} SMS segments; "
                         f"at most {_rules.SMS_MAX_SEGMENTS} are sent"
                     ]
                 }
@@ -151,13 +154,13 @@ class Messages(Schedule):
                     ]
                 }
             )
-        info = _rules.lookup_number(destination)
+        info = _numbers.lookup_number(destination)
         looked = bool(request.lookup)
         carrier = info.carrier if looked else "Unknown"
         number_type = info.number_type if looked else "Unknown"
         with self.transaction():
             now = self.now()
-            refusal = _rules.destination_refusal(
+            refusal = delivery.destination_refusal(
                 stopped=destination in self.stop_list,
                 blocked=info.outcome == "blocked",
                 lookup=looked,
@@ -193,7 +196,7 @@ class Messages(Schedule):
                 lookup=looked,
                 timeout_minutes=request.timeout or DEFAULT_REPLY_TIMEOUT,
                 windows=[w.to_wire() for w in request.window or []],
-                segments=_rules.segments(request.message) if channel == "SMS" else 1,
+                segments=sms.segments(request.message) if channel == "SMS" else 1,
                 carrier=info.carrier,
                 reachable=info.reachable,
                 number_type=info.number_type,
@@ -229,7 +232,7 @@ class Messages(Schedule):
         now = self.now()
         start = max(now, when) if when is not None else now
         # An empty Window list in a request reads as no windows (as if absent).
-        due = _rules.next_allowed(windows or None, start)
+        due = next_allowed(windows or None, start)
         assert due is not None  # every Window has at least one day
         message.scheduled_for = due
         self.messages[message.key] = message
@@ -323,7 +326,9 @@ class Messages(Schedule):
             return _send_body("Unknown", "Sent", "Unknown", True, "Unknown")
         with self.transaction():
             if request.to.lower() in self.stop_list:
-                raise Rejection(_send_body("Unknown", _rules.BLOCKED, "Unknown", False, "Unknown"))
+                raise Rejection(
+                    _send_body("Unknown", delivery.BLOCKED, "Unknown", False, "Unknown")
+                )
             message = MessageRecord(
                 message_id=self.next_message_id(),
                 channel="Email",

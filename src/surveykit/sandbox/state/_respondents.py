@@ -1,9 +1,9 @@
 """Simulated respondents: who answers, who needs a reminder, who stops, who cannot be reached.
 
-Off unless a :class:`~surveykit.sandbox._behaviour.RespondentModel` is set. Then every
+Off unless a :class:`~surveykit.sandbox.data._behaviour.RespondentModel` is set. Then every
 message or email that goes out (its ``Sent`` receipt) is a *contact* of its destination,
 counted per address, and the address's behaviour (drawn from the seed and the address
-alone, :func:`~surveykit.sandbox._behaviour.behaviour`) decides what follows, on the
+alone, :func:`~surveykit.sandbox.data._behaviour.behaviour`) decides what follows, on the
 sandbox clock:
 
 * ``answer_first``: a delay after the first contact, the respondent *starts* (answers the
@@ -30,12 +30,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any, ClassVar
 
-from surveykit.sandbox import _behaviour
-from surveykit.sandbox._behaviour import RespondentModel, address_key
-from surveykit.sandbox._campaign_data import campaign_people, campaign_survey
-from surveykit.sandbox._records import MessageRecord, Record, Respondent, Survey
+from surveykit.sandbox.data import _behaviour
+from surveykit.sandbox.data._behaviour import RespondentModel, address_key
+from surveykit.sandbox.data._campaign import campaign_people, campaign_survey
 from surveykit.sandbox.state._core import CALLBACK_USER
 from surveykit.sandbox.state._inbound import Inbound
+from surveykit.sandbox.state._records import MessageRecord, Record, Respondent, Survey
 from surveykit.sandbox.state._surveys import Surveys
 
 _ACTION: str = "respondent-action"

@@ -12,9 +12,9 @@ from __future__ import annotations
 from datetime import datetime, timedelta
 from typing import Any, Final
 
-from surveykit.sandbox import _rules
-from surveykit.sandbox._records import MessageRecord
+from surveykit.rules import delivery
 from surveykit.sandbox.state._core import StateCore
+from surveykit.sandbox.state._records import MessageRecord
 
 MAX_ADVANCE: Final = timedelta(days=36_600)
 """The furthest the clock moves in one step (about a century; dates stay representable)."""
@@ -163,7 +163,7 @@ class Schedule(StateCore):
         }
         self.emit("Receipt", at=at, status="Sent", **common, **lookup_fields)
         undeliverable = self._simulate_contact(message, at)
-        delivered = not undeliverable and _rules.delivered(
+        delivered = not undeliverable and delivery.delivered(
             message.channel, reachable=message.reachable, number_type=message.number_type
         )
         message.status = "Delivered" if delivered else "Failed"

@@ -1,6 +1,6 @@
 """Surveys: POST Data/Import, simulated answers, and what POST Survey/GetResults covers.
 
-The results themselves are encoded and streamed by :mod:`surveykit.sandbox._results`.
+The results themselves are encoded and streamed by :mod:`surveykit.sandbox.http._results`.
 """
 
 from __future__ import annotations
@@ -11,10 +11,10 @@ from datetime import datetime
 from typing import Any, Final
 
 from surveykit.models.imports import RESPONDENT_FIELDS
-from surveykit.sandbox import _rules
-from surveykit.sandbox._errors import Problem, validation
-from surveykit.sandbox._records import Respondent, Survey, iso
+from surveykit.sandbox.state import _rules
 from surveykit.sandbox.state._core import StateCore
+from surveykit.sandbox.state._errors import Problem, validation
+from surveykit.sandbox.state._records import Respondent, Survey, iso
 
 MAX_IMPORT_RECORDS: Final = 10_000
 """The largest Data/Import list the sandbox takes in one request (the reference: not shown)."""

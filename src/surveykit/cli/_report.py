@@ -1,0 +1,230 @@
+"""``surveykit report``: survey results to an Excel report (and SPSS/Stata files).
+
+One command group, one module (as every group of ``surveykit.cli``); registered on the
+app by :func:`register`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from surveykit.cli._support import (
+    AllowInsecureHttp,
+    BaseUrl,
+    CommandError,
+    Token,
+    make_client,
+)
+
+
+def read_targets(path: Path) -> dict[str, dict[str, float]]:
+    """Population shares from a file: ``.json`` ``{column: {level: share}}`` or ``.csv``.
+
+    A CSV has the columns ``column``, ``level`` and ``share`` (one row per level). Shares
+    are fractions; :func:`surveykit.weights.rake` checks that each column's sum to 1.
+
+    Raises:
+        typer.BadParameter: the file is missing, of another type, or not in that shape
+            (naming the row or key).
+    """
+    if not path.is_file():
+        raise typer.BadParameter(f"no file {path}", param_hint="'--targets'")
+    suffix = path.suffix.lower()
+    try:
+        text = path.read_text(encoding="utf-8-sig")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise typer.BadParameter(
+            f"{path}: cannot read it ({exc})", param_hint="'--targets'"
+        ) from None
+    if suffix == ".json":
+        return _targets_from_json(path, text)
+    if suffix == ".csv":
+        return _targets_from_csv(path, text)
+    raise typer.BadParameter(
+        f"{path}: targets are read from .json or .csv, not {suffix or 'a file without a suffix'}",
+        param_hint="'--targets'",
+    )
+
+
+def _share(where: str, value: Any) -> float:
+    try:
+        share = float(value)
+    except (TypeError, ValueError):
+        share = math.nan
+    if not math.isfinite(share):
+        raise typer.BadParameter(f"{where}: {value!r} is not a number", param_hint="'--targets'")
+    return share
+
+
+def _targets_from_json(path: Path, text: str) -> dict[str, dict[str, float]]:
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise typer.BadParameter(f"{path}: not JSON ({exc})", param_hint="'--targets'") from None
+    if not isinstance(data, dict) or not all(isinstance(v, dict) for v in data.values()):
+        raise typer.BadParameter(
+            f"{path}: expected {{column: {{level: share}}}}", param_hint="'--targets'"
+        )
+    return {
+        str(column): {
+            str(level): _share(f"{path}: {column}.{level}", share)
+            for level, share in levels.items()
+        }
+        for column, levels in data.items()
+    }
+
+
+def _targets_from_csv(path: Path, text: str) -> dict[str, dict[str, float]]:
+    import csv
+    import io
+
+    rows = list(csv.reader(io.StringIO(text)))
+    header = [cell.strip().lower() for cell in rows[0]] if rows else []
+    if header[:3] != ["column", "level", "share"]:
+        raise typer.BadParameter(
+            f"{path}: row 1 must be the header column,level,share", param_hint="'--targets'"
+        )
+    targets: dict[str, dict[str, float]] = {}
+    for number, row in enumerate(rows[1:], start=2):
+        if not any(cell.strip() for cell in row):
+            continue
+        if len(row) < 3:
+            raise typer.BadParameter(
+                f"{path}: row {number} has {len(row)} values, expected 3", param_hint="'--targets'"
+            )
+        column, level, share = row[0].strip(), row[1].strip(), row[2]
+        levels = targets.setdefault(column, {})
+        if level in levels:
+            raise typer.BadParameter(
+                f"{path}: row {number} repeats level {level!r} of {column!r}",
+                param_hint="'--targets'",
+            )
+        levels[level] = _share(f"{path}: row {number}", share)
+    return targets
+
+
+def report(
+    survey: Annotated[str, typer.Argument(help="Survey reference.", metavar="SURVEY")],
+    out: Annotated[
+        Path, typer.Option("--out", help="The Excel report to write (.xlsx).", metavar="FILE")
+    ],
+    codebook: Annotated[
+        Path | None,
+        typer.Option(
+            help="Codebook (.json .csv .xlsx); else the sandbox's, or a draft.", metavar="FILE"
+        ),
+    ] = None,
+    targets: Annotated[
+        Path | None,
+        typer.Option(help="Population shares to rake to (.json or .csv).", metavar="FILE"),
+    ] = None,
+    by: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Group estimates and crosstabs by this column (repeatable).", metavar="COLUMN"
+        ),
+    ] = None,
+    spss: Annotated[
+        Path | None, typer.Option(help="Also write the labelled results (.sav).", metavar="FILE")
+    ] = None,
+    stata: Annotated[
+        Path | None, typer.Option(help="Also write the labelled results (.dta).", metavar="FILE")
+    ] = None,
+    ci: Annotated[float, typer.Option(help="Confidence level of every interval.")] = 0.95,
+    base_url: BaseUrl = None,
+    token: Token = None,
+    allow_insecure_http: AllowInsecureHttp = False,
+) -> None:
+    """Estimate every question of a survey, with intervals, weights and significance."""
+    import surveykit as sk
+    from surveykit.report._build import build_report
+
+    for option, path, suffix in (
+        ("--out", out, ".xlsx"),
+        ("--spss", spss, ".sav"),
+        ("--stata", stata, ".dta"),
+    ):
+        if path is None:
+            continue
+        if path.suffix.lower() != suffix:
+            raise typer.BadParameter(f"{path}: expected a {suffix} file", param_hint=f"'{option}'")
+        if path.is_dir():
+            raise typer.BadParameter(f"{path} is a folder", param_hint=f"'{option}'")
+        if not path.parent.is_dir():
+            raise typer.BadParameter(f"no folder {path.parent}", param_hint=f"'{option}'")
+    if not 0 < ci < 1:
+        raise typer.BadParameter(f"{ci} is not between 0 and 1", param_hint="'--ci'")
+    shares = read_targets(targets) if targets is not None else None
+    questions: Any = None
+    if codebook is not None:
+        if not codebook.is_file():
+            raise typer.BadParameter(f"no file {codebook}", param_hint="'--codebook'")
+        try:
+            questions = sk.Codebook.read(codebook)
+        except (sk.SurveykitError, ValueError, OSError) as exc:
+            raise CommandError(f"--codebook {codebook}: {exc}") from None
+    client = make_client(base_url, token, allow_insecure_http=allow_insecure_http)
+    try:
+        frame = client.surveys.results(survey)
+        if questions is None and client.embedded is not None:
+            questions = client.embedded.codebook(survey)
+        if questions is None:
+            typer.echo("surveykit: no --codebook: drafting one from the answers", err=True)
+        result = build_report(frame, questions, targets=shares, by=by or None, ci=ci)
+        sheets = result.to_excel(out)
+        if spss is not None:
+            sk.to_spss(result.labelled, spss, codebook=result.codebook)
+        if stata is not None:
+            sk.to_stata(result.labelled, stata, codebook=result.codebook)
+    except (sk.SurveykitError, KeyError) as exc:
+        raise CommandError(str(exc)) from None
+    except OSError as exc:
+        raise CommandError(f"cannot write: {exc}") from None
+    weighted = ""
+    if result.weights is not None:
+        summary = sk.weights.summary(result.weights)
+        weighted = (
+            f", weighted (n_eff {summary['n_eff']:,.1f}, design effect "
+            f"{summary['design_effect']:.2f})"
+        )
+    typer.echo(
+        f"survey {survey}: {len(frame):,} respondents, {len(result.codebook)} questions{weighted}"
+    )
+    for line in headlines(result.tables):
+        typer.echo(line)
+    written = [f"wrote {len(sheets)} tables to {out}"]
+    written += [f"wrote the labelled results to {p}" for p in (spss, stata) if p is not None]
+    for line in written:
+        typer.echo(line)
+
+
+def headlines(tables: dict[str, Any]) -> list[str]:
+    """One line per overall (ungrouped) mean or NPS, and per crosstab's test."""
+    lines = []
+    for name, table in tables.items():
+        attrs = table.attrs
+        kind, question = attrs.get("estimate"), attrs.get("question")
+        if kind in ("means", "nps") and not attrs.get("by") and len(table) == 1:
+            row = table.iloc[0]
+            figure = "NPS" if kind == "nps" else "mean"
+            lines.append(
+                f"{question}: {figure} {row['estimate']:.2f} "
+                f"[{row['ci_low']:.2f}, {row['ci_high']:.2f}], n {int(row['n'])}"
+            )
+        elif "test" in attrs and isinstance(attrs["test"], dict):
+            test = attrs["test"]
+            lines.append(
+                f"{name}: chi2 {test['chi2']:.2f}, df {test['dof']}, p {test['p_value']:.4f}, "
+                f"Cramér's V {test['cramers_v']:.3f}"
+            )
+    return lines
+
+
+def register(app: typer.Typer) -> None:
+    """Add ``report`` to the ``surveykit`` app."""
+    app.command("report")(report)

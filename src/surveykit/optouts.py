@@ -1,0 +1,304 @@
+"""The opt-out list: numbers (and email addresses) never to message, kept in SQLite.
+
+Every number has one row holding its latest change: ``opted_out`` 1 or 0 and ``changed_at``,
+the time of the event or call that set it (``seq``, the event's order in its store, breaks
+ties: the platform's clock is coarse). A change applies only when it is later than the
+stored one, so STOP and UNSTOP events may be applied in any order, any number of times,
+and the list ends the same (the latest of them wins); a manual :meth:`OptOutList.add` or
+:meth:`OptOutList.remove` is stamped with the current time. WAL and ``BEGIN IMMEDIATE``
+make it safe for several processes at once (a listener writing, a batch reading).
+"""
+
+from __future__ import annotations
+
+import os
+import sqlite3
+import threading
+from collections.abc import Iterable
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any, Final
+
+import numpy as np
+import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
+
+from surveykit.callbacks._events import events_table
+from surveykit.errors import OptOutError
+from surveykit.respondents._numbers import address_keys
+
+_SCHEMA: Final = """
+CREATE TABLE IF NOT EXISTS optouts (
+    number     TEXT PRIMARY KEY,
+    opted_out  INTEGER NOT NULL,
+    reason     TEXT,
+    changed_at TEXT NOT NULL,
+    seq        INTEGER NOT NULL,
+    source     TEXT NOT NULL
+);
+"""
+_UPSERT: Final = """
+INSERT INTO optouts (number, opted_out, reason, changed_at, seq, source)
+VALUES (?, ?, ?, ?, ?, ?)
+ON CONFLICT (number) DO UPDATE SET
+    opted_out = excluded.opted_out, reason = excluded.reason,
+    changed_at = excluded.changed_at, seq = excluded.seq, source = excluded.source
+WHERE (excluded.changed_at, excluded.seq) > (optouts.changed_at, optouts.seq)
+"""
+_OPT_TYPES: Final = {"stop": 1, "unstop": 0}
+FRAME_COLUMNS: Final = ("number", "reason", "since", "source")
+
+
+def _stamp(value: datetime | pd.Timestamp) -> str:
+    stamp = pd.Timestamp(value)
+    stamp = stamp.tz_localize(UTC) if stamp.tzinfo is None else stamp.tz_convert(UTC)
+    return stamp.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+
+
+def _now() -> str:
+    return _stamp(datetime.now(UTC))
+
+
+class OptOutList:
+    """A suppression list in one SQLite file, fed by STOP and UNSTOP callbacks.
+
+    ``send_batch(..., opt_outs=...)`` and ``preview_batch`` give the numbers on it the
+    outcome ``opted_out`` without a request; ``listen(..., opt_outs=...)`` keeps it current.
+    Numbers are compared as E.164 digits, so ``+44 7700 900123`` and ``447700900123`` are
+    one entry; email addresses in lower case.
+
+    Args:
+        path: the SQLite file (created if missing).
+        region: how national numbers given to :meth:`add` or ``in`` are read (``GB``).
+
+    Example:
+        >>> optouts = OptOutList("optouts.sqlite")          # doctest: +SKIP
+        >>> optouts.add(["+44 7700 900123"], reason="asked by phone")
+        >>> "447700900123" in optouts
+        True
+    """
+
+    def __init__(self, path: str | os.PathLike[str], *, region: str | None = None) -> None:
+        self.path = Path(path)
+        if str(path) in ("", ":memory:"):
+            raise ValueError("path: an opt-out list needs a file (other processes read it)")
+        self.region = region
+        self._lock = threading.Lock()
+        self._db = sqlite3.connect(
+            self.path, check_same_thread=False, isolation_level=None, timeout=30.0
+        )
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.executescript(_SCHEMA)
+        self._cache: tuple[tuple[int, int], pa.Array] | None = None
+
+    def __repr__(self) -> str:
+        return f"<OptOutList {str(self.path)!r}: {len(self)} opted out>"
+
+    def close(self) -> None:
+        """Close the file (safe to call twice)."""
+        with self._lock:
+            self._db.close()
+
+    def __enter__(self) -> OptOutList:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- writing ----------------------------------------------------------------------
+
+    def _keys(self, numbers: Any, what: str) -> list[str]:
+        values = pd.Series(
+            [numbers]
+            if isinstance(numbers, str) or not isinstance(numbers, Iterable)
+            else list(numbers),
+            dtype=object,
+        )
+        keys = address_keys(values, self.region)
+        bad = keys.isna()
+        if bad.any():
+            position = int(np.flatnonzero(bad.to_numpy())[0])
+            raise OptOutError(
+                f"{what}: value {position} ({values.iloc[position]!r}) is not a phone number "
+                "or an email address"
+                + ("" if self.region else " (national numbers need region=...)")
+                + (f"; {int(bad.sum())} such values" if bad.sum() > 1 else "")
+            )
+        return keys.astype(str).tolist()
+
+    def _write(self, rows: list[tuple[Any, ...]]) -> int:
+        with self._lock:
+            before = self._db.total_changes
+            self._db.execute("BEGIN IMMEDIATE")
+            try:
+                self._db.executemany(_UPSERT, rows)
+            except BaseException:
+                self._db.execute("ROLLBACK")
+                raise
+            self._db.execute("COMMIT")
+            return int(self._db.total_changes - before)
+
+    def add(self, numbers: str | Iterable[Any], *, reason: str | None = None) -> int:
+        """Put numbers (or email addresses) on the list; return how many changed.
+
+        Raises:
+            OptOutError: a value is neither a possible phone number nor an email address
+                (nothing is written then).
+        """
+        stamp = _now()
+        keys = self._keys(numbers, "add")
+        return self._write([(k, 1, reason or "added", stamp, 0, "manual") for k in keys])
+
+    def remove(self, numbers: str | Iterable[Any], *, reason: str | None = None) -> int:
+        """Take numbers off the list (an UNSTOP by hand); return how many changed."""
+        stamp = _now()
+        keys = self._keys(numbers, "remove")
+        return self._write([(k, 0, reason or "removed", stamp, 0, "manual") for k in keys])
+
+    def update(self, events: Any) -> int:
+        """Apply STOP and UNSTOP callbacks in time order; return how many numbers changed.
+
+        Applying the same events again changes nothing; so does an event older than the
+        number's latest change. Other event types are ignored.
+
+        Args:
+            events: the listener's events DataFrame, an :class:`~surveykit.callbacks.EventStore`,
+                the path of its SQLite file, a ``CallbackPayload`` or a list of them. Events
+                with the same timestamp are ordered by ``event_id`` (the store's arrival
+                order); in a list, the later one wins within the call.
+        """
+        frame = _opt_events(events)
+        if frame.empty:
+            return 0
+        rows = [
+            (number, _OPT_TYPES[kind], f"{kind.upper()} callback", _stamp(at), seq, "callback")
+            for number, kind, at, seq in zip(
+                frame["number"].tolist(),
+                frame["kind"].tolist(),
+                frame["at"].tolist(),
+                frame["order"].tolist(),
+                strict=True,
+            )
+        ]
+        return self._write(rows)
+
+    # -- reading ----------------------------------------------------------------------
+
+    def apply(self, payload: Any, event_id: int) -> int:
+        """Apply one stored callback (the receiver's hook); ``event_id`` is its store order."""
+        frame = events_table([payload]).assign(event_id=[event_id])
+        return self.update(frame)
+
+    def __contains__(self, number: object) -> bool:
+        keys = address_keys(pd.Series([number], dtype=object), self.region)
+        key = keys.iloc[0]
+        if pd.isna(key):
+            return False
+        return self.contains_key(str(key))
+
+    def contains_key(self, key: str) -> bool:
+        """Whether this exact key (E.164 digits, or a lower-case address) is opted out.
+
+        The cheap check ``send_batch`` runs for each row just before its request.
+        """
+        with self._lock:
+            row = self._db.execute(
+                "SELECT opted_out FROM optouts WHERE number = ?", (key,)
+            ).fetchone()
+        return bool(row and row[0])
+
+    def check(self, destination: str) -> bool:
+        """Whether a batch's destination (E.164 digits or an address) is opted out."""
+        if destination.isdigit():
+            return self.contains_key(destination)
+        return destination in self
+
+    def __len__(self) -> int:
+        with self._lock:
+            (count,) = self._db.execute(
+                "SELECT count(*) FROM optouts WHERE opted_out = 1"
+            ).fetchone()
+        return int(count)
+
+    def _opted_out(self) -> pa.Array:
+        """The opted-out keys, re-read only when the file changed since the last read."""
+        with self._lock:
+            (version,) = self._db.execute("PRAGMA data_version").fetchone()
+            stamp = (int(version), int(self._db.total_changes))
+            if self._cache is not None and self._cache[0] == stamp:
+                return self._cache[1]
+            numbers = [
+                row[0] for row in self._db.execute("SELECT number FROM optouts WHERE opted_out = 1")
+            ]
+        array = pa.array(numbers, type=pa.string())
+        self._cache = (stamp, array)
+        return array
+
+    def contains(self, numbers: pd.Series) -> pd.Series:
+        """Which of ``numbers`` are on the list: a boolean Series indexed like it."""
+        keys = address_keys(numbers, self.region)
+        arrow = pa.array(keys.array, type=pa.string(), from_pandas=True)
+        hit = pc.fill_null(pc.is_in(arrow, value_set=self._opted_out()), False)
+        return pd.Series(hit.to_numpy(zero_copy_only=False), index=numbers.index, dtype=bool)
+
+    @property
+    def frame(self) -> pd.DataFrame:
+        """The numbers opted out now: number, reason, since (UTC), source (manual/callback)."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT number, reason, changed_at, source FROM optouts"
+                " WHERE opted_out = 1 ORDER BY number"
+            ).fetchall()
+        frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
+        for column in ("number", "reason", "source"):
+            frame[column] = frame[column].astype("string")
+        frame["since"] = pd.to_datetime(frame["since"], utc=True, format="ISO8601")
+        return frame
+
+
+def _opt_events(events: Any) -> pd.DataFrame:
+    """The STOP/UNSTOP events of ``events``: number, kind, at, the latest per number."""
+    frame = events_table(events)
+    empty = pd.DataFrame({"number": [], "kind": [], "at": [], "order": []})
+    if frame.empty:
+        return empty
+    kind = frame["type"].astype("string").str.lower()
+    frame = frame[kind.isin(list(_OPT_TYPES)).fillna(False).to_numpy(dtype=bool)]
+    if frame.empty:
+        return empty
+    kind = frame["type"].astype("string").str.lower()
+    inbound = (
+        frame["inbound"].astype("boolean").fillna(True).astype(bool)
+        if "inbound" in frame
+        else pd.Series(True, index=frame.index)
+    )
+    number = frame["source"].where(inbound, frame["destination"])
+    at = pd.to_datetime(frame["timestamp"], utc=True)
+    if "received_at" in frame:
+        at = at.fillna(pd.to_datetime(frame["received_at"], utc=True))
+    # Without a store's event ids, ties keep what is stored (so a replay changes nothing);
+    # within one call the later event wins (a stable sort).
+    order = frame["event_id"] if "event_id" in frame else pd.Series(0, index=frame.index)
+    table = pd.DataFrame(
+        {
+            "number": address_keys(number.reset_index(drop=True)),
+            "kind": kind.to_numpy(),
+            "at": at.to_numpy(),
+            "order": order.to_numpy(),
+        }
+    )
+    table = table.dropna(subset=["number", "at"])
+    table = table.sort_values(["at", "order"], kind="stable")
+    table["order"] = table["order"].astype("int64")
+    return table.drop_duplicates("number", keep="last")[["number", "kind", "at", "order"]]
+
+
+def as_opt_outs(value: Any) -> OptOutList:
+    """An :class:`OptOutList` from itself or its path."""
+    if isinstance(value, OptOutList):
+        return value
+    if isinstance(value, str | os.PathLike):
+        return OptOutList(value)
+    raise TypeError(f"opt_outs: expected an OptOutList or its path, got {type(value).__name__}")
