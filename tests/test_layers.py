@@ -31,7 +31,7 @@ LAYERS: list[set[str]] = [
     {"optouts"},
     {"batch"},
     {"campaign"},
-    {"analysis", "weights"},
+    {"analysis"},
     {"report", "plots"},
     {"cli", "widgets", "_doctor"},
 ]
@@ -160,7 +160,7 @@ def test_every_package_has_a_layer() -> None:
         ("surveykit.sandbox._sandbox", "from surveykit.client import Client", "the sandbox"),
         ("surveykit.batch._plan", "from surveykit.sandbox import Sandbox", "only"),
         ("surveykit.batch._plan", "from surveykit.campaign import campaign_status", "above"),
-        ("surveykit.analysis._x", "from surveykit.weights import rake", "beside"),
+        ("surveykit.report._x", "from surveykit.plots import plot_estimates", "beside"),
     ],
     ids=["models-client", "results-batch", "exception-at-top", "sandbox-client",
          "batch-sandbox", "batch-campaign", "same-layer"],

@@ -49,9 +49,9 @@ from surveykit.errors import (
 )
 
 if _typing.TYPE_CHECKING:
-    from surveykit import analysis, models, plots, weights, widgets
+    from surveykit import analysis, models, plots, widgets
     from surveykit._doctor import doctor
-    from surveykit.analysis import Design, ReplicateDesign
+    from surveykit.analysis import Design, ReplicateDesign, weights
     from surveykit.batch import (
         BatchResult,
         lookup_frame,
@@ -89,8 +89,14 @@ if _typing.TYPE_CHECKING:
 
 __version__ = "0.1.0"
 
-_MODULES = ("analysis", "models", "plots", "weights", "widgets")
-"""Public submodules, imported on first use."""
+_MODULES: dict[str, str] = {
+    "analysis": "surveykit.analysis",
+    "models": "surveykit.models",
+    "plots": "surveykit.plots",
+    "weights": "surveykit.analysis.weights",
+    "widgets": "surveykit.widgets",
+}
+"""Public submodules, imported on first use (``sk.weights`` lives in ``analysis/``)."""
 
 _LAZY: dict[str, str] = {
     "Design": "surveykit.analysis",
@@ -136,7 +142,7 @@ _LAZY: dict[str, str] = {
 
 def __getattr__(name: str) -> object:
     if name in _MODULES:
-        value: object = _importlib.import_module(f"surveykit.{name}")
+        value: object = _importlib.import_module(_MODULES[name])
     elif name in _LAZY:
         value = getattr(_importlib.import_module(_LAZY[name]), name)
     else:

@@ -45,7 +45,7 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     │                               .value; surveykit.report)
     ├── ExportError                 data SPSS, Stata or Excel cannot take (surveykit.report)
     ├── RakingError                 targets or data that raking cannot use (names the column
-    │   │                           and level; surveykit.weights)
+    │   │                           and level; sk.weights)
     │   └── RakingConvergenceError  margins not all met within max_iter (names the worst)
     ├── WeightsError                weights that are missing, negative or sum to zero
     ├── PlotError                   a chart that cannot be drawn from the data (sk.plots)

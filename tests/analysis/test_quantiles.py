@@ -5,10 +5,10 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 import pytest
-from _rq_oracle import data, designs, oracle, values
 
 import surveykit as sk
 from surveykit.analysis import AnalysisInputError, Design, quantiles
+from tests.analysis._rq_oracle import data, designs, oracle, values
 
 REL = 1e-6
 CASES = oracle()["quantiles"]

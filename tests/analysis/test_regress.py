@@ -6,12 +6,12 @@ import numpy as np
 import pandas as pd
 import pytest
 import statsmodels.api as sm
-from _rq_oracle import data, designs, oracle, values
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import surveykit as sk
 from surveykit.analysis import AnalysisInputError, Design, regress
+from tests.analysis._rq_oracle import data, designs, oracle, values
 
 REL = 1e-6
 CASES = oracle()["regressions"]

@@ -12,7 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import surveykit as sk
-from surveykit.weights import RakingConvergenceError, RakingError, WeightsError, rake, summary
+from surveykit.analysis.weights import (
+    RakingConvergenceError,
+    RakingError,
+    WeightsError,
+    rake,
+    summary,
+)
 
 
 def sample(n: int = 3000, seed: int = 7) -> pd.DataFrame:

@@ -20,8 +20,8 @@ import numpy as np
 import pandas as pd
 
 from surveykit.analysis._influence import FloatArray, IntArray
+from surveykit.analysis.weights import RakingConvergenceError, RakingError, _margin
 from surveykit.errors import AnalysisInputError
-from surveykit.weights import RakingConvergenceError, RakingError, _margin
 
 SHARE_TOLERANCE = 1e-6
 RESCALE_THRESHOLD = 20.0  # R's grake: SOMETHRESHOLD

@@ -26,7 +26,7 @@ def read_targets(path: Path) -> dict[str, dict[str, float]]:
     """Population shares from a file: ``.json`` ``{column: {level: share}}`` or ``.csv``.
 
     A CSV has the columns ``column``, ``level`` and ``share`` (one row per level). Shares
-    are fractions; :func:`surveykit.weights.rake` checks that each column's sum to 1.
+    are fractions; :func:`surveykit.analysis.weights.rake` checks that each column's sum to 1.
 
     Raises:
         typer.BadParameter: the file is missing, of another type, or not in that shape

@@ -112,7 +112,7 @@ def build_report(
         ExportError: a question not in the codebook or the frame.
     """
     from surveykit import analysis
-    from surveykit import weights as weighting
+    from surveykit.analysis import weights as weighting
 
     codebook = codebook if codebook is not None else Codebook.infer(df)
     keys = list(questions) if questions is not None else [k for k in codebook if k in df]
