@@ -270,21 +270,51 @@ def sections(
 def _replicate_sections(
     design: Any, floor: Floor, y: np.ndarray
 ) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
-    rng = np.random.default_rng(5)
-    multipliers = rng.poisson(1.0, (floor.n_psu_total, 200)).astype(float)
+    """JKn and a 200-replicate bootstrap: building the replicates and a mean's se.
 
-    def boot_floor() -> np.ndarray:
+    The baseline draws the same kind of PSU multipliers itself (a with-replacement draw of
+    n_h - 1 PSUs per stratum, rescaled) and multiplies the PSU totals by them: what a
+    hand-written bootstrap needs at the least. No figure check: the draws differ.
+    """
+    p = floor.n_psu_total
+
+    def boot_floor() -> float:
+        rng = np.random.default_rng(5)
+        counts = np.zeros((p, 200))
+        for h in range(STRATA):
+            members = np.flatnonzero(floor.psu_stratum == h)
+            draws = rng.integers(0, len(members), (len(members) - 1, 200))
+            for r in range(200):
+                counts[members, r] = np.bincount(draws[:, r], minlength=len(members))
+        n_h = floor.n_h[floor.psu_stratum][:, None]
+        factors = counts * n_h / (n_h - 1)
         ok = ~np.isnan(y)
         wd = np.where(ok, floor.w, 0.0)
-        y0 = np.where(ok, y, 0.0)
-        top = np.bincount(floor.psu, wd * y0, minlength=floor.n_psu_total) @ multipliers
-        bottom = np.bincount(floor.psu, wd, minlength=floor.n_psu_total) @ multipliers
-        return np.asarray(np.std(top / bottom))
+        top = np.bincount(floor.psu, wd * np.where(ok, y, 0.0), minlength=p) @ factors
+        bottom = np.bincount(floor.psu, wd, minlength=p) @ factors
+        return float(np.std(top / bottom, ddof=1))
 
-    def boot_ours() -> Any:
-        return sk.analysis.means(design.replicates("bootstrap", replicates=200, seed=5), "y")
+    def jkn_floor() -> float:
+        ok = ~np.isnan(y)
+        wd = np.where(ok, floor.w, 0.0)
+        top = np.bincount(floor.psu, wd * np.where(ok, y, 0.0), minlength=p)
+        bottom = np.bincount(floor.psu, wd, minlength=p)
+        n_h = floor.n_h[floor.psu_stratum]
+        top_h = np.bincount(floor.psu_stratum, top)[floor.psu_stratum]
+        bottom_h = np.bincount(floor.psu_stratum, bottom)[floor.psu_stratum]
+        # Delete PSU i: its stratum's other PSUs scaled by n_h / (n_h - 1).
+        t = top.sum() - top_h + (top_h - top) * n_h / (n_h - 1)
+        b = bottom.sum() - bottom_h + (bottom_h - bottom) * n_h / (n_h - 1)
+        theta = t / b
+        return float(np.sqrt(np.sum((n_h - 1) / n_h * (theta - theta.mean()) ** 2)))
 
-    return {"bootstrap": (boot_ours, boot_floor)}
+    return {
+        "jkn": (lambda: sk.analysis.means(design.replicates("jkn"), "y"), jkn_floor),
+        "bootstrap": (
+            lambda: sk.analysis.means(design.replicates("bootstrap", replicates=200, seed=5), "y"),
+            boot_floor,
+        ),
+    }
 
 
 R_SCRIPT = r"""

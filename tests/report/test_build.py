@@ -239,3 +239,33 @@ def test_report_command_unknown_survey_and_unreachable_targets(tmp_path: Path) -
     assert result.exit_code == 1, result.output
     assert "channel" in result.output and "Email" in result.output
     assert not out.exists()
+
+
+def test_report_command_takes_the_design(
+    served: ServedSandbox, generated: str, tmp_path: Path
+) -> None:
+    """--strata (and --psu, --weights, --fpc) make the report's design; the workbook says it."""
+    targets = tmp_path / "targets.json"
+    targets.write_text(json.dumps(TARGETS))
+    out = tmp_path / "design.xlsx"
+    result = _invoke(
+        served,
+        generated,
+        "--out",
+        str(out),
+        "--targets",
+        str(targets),
+        "--strata",
+        "channel",
+    )
+    assert result.exit_code == 0, result.output
+    assert "Design: 800 respondents, equal weights, 4 strata ('channel')" in result.output
+    assert "variance: Taylor linearisation" in result.output
+    book = load_workbook(out)
+    sheet = next(name for name in book.sheetnames if name.startswith("Design"))
+    cells = [c.value for row in book[sheet].iter_rows() for c in row if c.value is not None]
+    assert any("raked to channel" in str(value) for value in cells)
+    for option in ("--psu", "--weights", "--strata", "--fpc"):
+        bad = _invoke(served, generated, "--out", str(out), option, "nope")
+        assert bad.exit_code == 2, bad.output
+        assert "no column 'nope'" in _said(bad.output) and "Traceback" not in bad.output

@@ -125,7 +125,7 @@ def rake(
             weights=pd.Series(w, index=data.index, name="weight"),
         )
     names = ", ".join(str(column) for column, *_ in margins)
-    text = f"raked to {names} ({iterations} iterations)"
+    text = f"raked to {names} ({iterations} iteration{'' if iterations == 1 else 's'})"
     return w, tuple((codes, size) for _, codes, size, _ in margins), text
 
 

@@ -221,13 +221,15 @@ class Design:
         names = self._names
         parts.append(f"weights {names['weights']!r}" if names["weights"] else "equal weights")
         if names["strata"]:
-            parts.append(f"{self.n_strata} strata ({names['strata']!r})")
+            word = "stratum" if self.n_strata == 1 else "strata"
+            parts.append(f"{self.n_strata} {word} ({names['strata']!r})")
         if names["psu"]:
             parts.append(f"{self.n_psu} PSUs ({names['psu']!r})")
         if names["fpc"]:
             parts.append(f"fpc {names['fpc']!r}")
         parts.extend(self._calibration)
-        return "Design: " + ", ".join(parts) + f"; {self.degrees_of_freedom} degrees of freedom"
+        dof = self.degrees_of_freedom
+        return "Design: " + ", ".join(parts) + f"; {dof} degree{'' if dof == 1 else 's'} of freedom"
 
     def __repr__(self) -> str:
         return f"<{self.describe()}>"

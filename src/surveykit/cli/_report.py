@@ -123,6 +123,30 @@ def report(
         Path | None,
         typer.Option(help="Population shares to rake to (.json or .csv).", metavar="FILE"),
     ] = None,
+    weights: Annotated[
+        str | None,
+        typer.Option(
+            help="Column of base (sampling) weights; raking with --targets starts from them.",
+            metavar="COLUMN",
+        ),
+    ] = None,
+    strata: Annotated[
+        str | None, typer.Option(help="Column of the design's strata.", metavar="COLUMN")
+    ] = None,
+    psu: Annotated[
+        str | None,
+        typer.Option(
+            help="Column of the design's primary sampling units (clusters, households).",
+            metavar="COLUMN",
+        ),
+    ] = None,
+    fpc: Annotated[
+        str | None,
+        typer.Option(
+            help="Column of the strata's population sizes (or sampling fractions).",
+            metavar="COLUMN",
+        ),
+    ] = None,
     by: Annotated[
         list[str] | None,
         typer.Option(
@@ -175,7 +199,27 @@ def report(
             questions = client.embedded.codebook(survey)
         if questions is None:
             typer.echo("surveykit: no --codebook: drafting one from the answers", err=True)
-        result = build_report(frame, questions, targets=shares, by=by or None, ci=ci)
+        for option, column in (
+            ("--weights", weights),
+            ("--strata", strata),
+            ("--psu", psu),
+            ("--fpc", fpc),
+        ):
+            if column is not None and column not in frame.columns:
+                raise typer.BadParameter(
+                    f"no column {column!r} in the results of {survey}", param_hint=f"'{option}'"
+                )
+        result = build_report(
+            frame,
+            questions,
+            targets=shares,
+            weights=weights,
+            strata=strata,
+            psu=psu,
+            fpc=fpc,
+            by=by or None,
+            ci=ci,
+        )
         sheets = result.to_excel(out)
         if spss is not None:
             sk.to_spss(result.labelled, spss, codebook=result.codebook)
@@ -192,6 +236,8 @@ def report(
             f", weighted (n_eff {summary['n_eff']:,.1f}, design effect "
             f"{summary['design_effect']:.2f})"
         )
+    if result.design is not None:
+        weighted += f"\n{result.design.describe()}; variance: {result.design.variance_method}"
     typer.echo(
         f"survey {survey}: {len(frame):,} respondents, {len(result.codebook)} questions{weighted}"
     )
