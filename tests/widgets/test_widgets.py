@@ -80,7 +80,8 @@ def test_real_send_needs_a_second_click(
     composer.send_button.click()
     assert platform.requests == []
     composer.send_button.click()
-    assert [body["message"] for _, _, body in platform.requests] == ["Hello Zoë", "Hello Ana"]
+    # The batch sends concurrently: which of the two arrives first is not part of the contract.
+    assert sorted(body["message"] for _, _, body in platform.requests) == ["Hello Ana", "Hello Zoë"]
     assert composer.result.summary.to_dict() == {"sent": 2, "rejected": 1}
 
 
