@@ -8,7 +8,6 @@ ipywidgets only when it touches what needs them. ``sk.Client``, ``sk.Sandbox``, 
 """
 
 import importlib as _importlib
-import typing as _typing
 
 from surveykit.errors import (
     AnalysisInputError,
@@ -48,7 +47,8 @@ from surveykit.errors import (
     WeightsError,
 )
 
-if _typing.TYPE_CHECKING:
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (10 ms)
+if TYPE_CHECKING:
     from surveykit import analysis, models, plots, widgets
     from surveykit._doctor import doctor
     from surveykit.analysis import Design, ReplicateDesign, weights
@@ -86,6 +86,8 @@ if _typing.TYPE_CHECKING:
         write_results,
     )
     from surveykit.sandbox import Sandbox
+
+del TYPE_CHECKING  # not a public name
 
 __version__ = "0.1.0"
 

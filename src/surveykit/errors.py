@@ -83,10 +83,11 @@ nor the request's Authorization header.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (10 ms at startup)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+    from typing import Any
+
     import httpx
     import pandas as pd
 
