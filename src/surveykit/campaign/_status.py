@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Collection
+from dataclasses import dataclass
 from typing import Any, Final
 
 import numpy as np
@@ -268,84 +269,192 @@ def campaign_status(
     """
     people = _respondents(results, region)
     waves, channels = send_table(sends)
-    raw_events = event_table(events)
-    kind = raw_events["type"].astype("string").str.lower().reset_index(drop=True)
-    status_text = raw_events["status"].astype("string").str.lower().reset_index(drop=True)
+    view = _event_view(event_table(events), region)
+    (people_code, send_code, event_code), keys = _encode(
+        people["destination"], waves["destination"].fillna("(no address)"), view.number
+    )
+    size = len(keys)
+    event_code, unknown_id = _attribute_events(waves, view, send_code, event_code)
+    by_send = _send_facts(waves, send_code, size)
+    by_event = _event_facts(
+        view, event_code, unknown_id, size, delivered_statuses, undeliverable_statuses
+    )
+    rows = _rows(people, keys, people_code, by_send.per_sends, by_event.per_events)
+    frame = _frame(people, rows, waves, channels, by_send, by_event)
+    if opt_outs is not None:
+        listed = as_opt_outs(opt_outs).contains(frame["destination"])
+        frame["opted_out"] = frame["opted_out"].to_numpy() | listed.to_numpy()
+    frame["sends"] = rows.at(by_send.per_sends, 0)
+    frame["events"] = rows.at(by_event.per_events, 0)
+    frame["status"] = _status(frame, rows, by_send, by_event)
+    frame["flags"] = _flags(frame, people, rows, by_event, has_events=events is not None)
+    frame.index = rows.index
+    return frame[list(COLUMNS)]
+
+
+@dataclass
+class _EventView:
+    """The events' fields that matter here, aligned with the events' rows."""
+
+    kind: pd.Series  # lower-case Type
+    status: pd.Series  # lower-case Status
+    inbound: pd.Series  # bool: came from the respondent
+    number: pd.Series  # the respondent's address key (Source inbound, else Destination)
+    message_id: pd.Series
+    timestamp: pd.Series
+
+
+def _event_view(raw: pd.DataFrame, region: str | None) -> _EventView:
+    kind = raw["type"].astype("string").str.lower().reset_index(drop=True)
+    status_text = raw["status"].astype("string").str.lower().reset_index(drop=True)
     inbound_default = pd.Series(
         _is_in(kind, ["message", "keyword", "stop", "unstop", "help", "info"]), dtype="boolean"
     )
     inbound = (
-        raw_events["inbound"].astype("boolean").reset_index(drop=True).fillna(inbound_default)
-        if "inbound" in raw_events
+        raw["inbound"].astype("boolean").reset_index(drop=True).fillna(inbound_default)
+        if "inbound" in raw
         else inbound_default
     ).astype(bool)
     number = (
-        raw_events["source"]
+        raw["source"]
         .astype("string")
         .reset_index(drop=True)
-        .where(inbound, raw_events["destination"].astype("string").reset_index(drop=True))
+        .where(inbound, raw["destination"].astype("string").reset_index(drop=True))
     )
-    event_number = address_keys(number, region)
+    keyed = address_keys(number, region)
     # Events with no address of any kind are kept under the raw text, or one catch-all key.
-    event_number = event_number.fillna(number.str.strip()).fillna("(no address)")
-
-    (people_code, send_code, event_code), keys = _encode(
-        people["destination"], waves["destination"].fillna("(no address)"), event_number
+    keyed = keyed.fillna(number.str.strip()).fillna("(no address)")
+    return _EventView(
+        kind=kind,
+        status=status_text,
+        inbound=inbound,
+        number=keyed,
+        message_id=raw["message_id"].astype("string").reset_index(drop=True),
+        timestamp=raw["timestamp"],
     )
-    size = len(keys)
 
-    # Events of a known send belong to that send's address.
+
+def _attribute_events(
+    waves: pd.DataFrame, view: _EventView, send_code: IntArray, event_code: IntArray
+) -> tuple[IntArray, BoolArray]:
+    """Events of a known send belong to that send's address; which name an unknown id."""
     send_ids = waves["message_id"].astype("string")
-    event_ids = raw_events["message_id"].astype("string").reset_index(drop=True)
-    placeholder = _is_in(event_ids.str.strip().str.lower(), PLACEHOLDER_MESSAGE_IDS)
-    event_ids = event_ids.mask(placeholder)
-    (send_mid, event_mid), mids = _encode(send_ids, event_ids)
+    placeholder = _is_in(view.message_id.str.strip().str.lower(), PLACEHOLDER_MESSAGE_IDS)
+    (send_mid, event_mid), mids = _encode(send_ids, view.message_id.mask(placeholder))
     owner = np.full(len(mids) + 1, -1, dtype=np.int64)
     has_mid = send_mid >= 0
     owner[send_mid[has_mid]] = send_code[has_mid]
     by_message = owner[event_mid]
     unknown_id = (event_mid >= 0) & (by_message < 0)
-    event_code = np.where(by_message >= 0, by_message, event_code)
+    return np.where(by_message >= 0, by_message, event_code), unknown_id
 
-    # Per address: sends.
+
+@dataclass
+class _SendFacts:
+    """Per address: what the sends say (positions are rows of the send table, -1: none)."""
+
+    outcome: pd.Series
+    times: IntArray
+    per_sends: IntArray
+    contacts: IntArray
+    first_pos: IntArray
+    last_pos: IntArray
+    latest: IntArray
+    hard: BoolArray
+
+
+def _send_facts(waves: pd.DataFrame, send_code: IntArray, size: int) -> _SendFacts:
     outcome = waves["outcome"].astype("string").fillna("unknown")
     sent = (outcome == "sent").to_numpy(dtype=bool)
-    send_times = _times(waves["time"])
-    nat = np.iinfo(np.int64).min
-    per_sends = _count(send_code, size)
-    contacts = _count(send_code, size, sent)
+    times = _times(waves["time"])
     sent_codes = np.where(sent, send_code, -1)
-    first_pos = _last(sent_codes, -send_times, size)
-    last_pos = _last(sent_codes, send_times, size)
-    latest = _last(send_code, send_times, size)
-    hard = _count(send_code, size, _is_in(outcome, UNDELIVERABLE_OUTCOMES)) > 0
+    return _SendFacts(
+        outcome=outcome,
+        times=times,
+        per_sends=_count(send_code, size),
+        contacts=_count(send_code, size, sent),
+        first_pos=_last(sent_codes, -times, size),
+        last_pos=_last(sent_codes, times, size),
+        latest=_last(send_code, times, size),
+        hard=_count(send_code, size, _is_in(outcome, UNDELIVERABLE_OUTCOMES)) > 0,
+    )
 
-    # Per address: events.
-    delivered_set = [s.lower() for s in delivered_statuses]
-    failed_set = [s.lower() for s in undeliverable_statuses]
+
+@dataclass
+class _EventFacts:
+    """Per address: what the callbacks say."""
+
+    per_events: IntArray
+    clicked: BoolArray
+    replied: BoolArray
+    receipt_failed: BoolArray
+    unknown_ids: BoolArray
+    stopped: BoolArray
+    delivered: BoolArray
+
+
+def _event_facts(
+    view: _EventView,
+    event_code: IntArray,
+    unknown_id: BoolArray,
+    size: int,
+    delivered_statuses: Collection[str],
+    undeliverable_statuses: Collection[str],
+) -> _EventFacts:
+    kind = view.kind
     receipt = (kind == "receipt").to_numpy(dtype=bool)
 
     def any_of(mask: Any) -> BoolArray:
         return _count(event_code, size, np.asarray(mask, dtype=bool)) > 0
 
+    delivered_set = [s.lower() for s in delivered_statuses]
+    failed_set = [s.lower() for s in undeliverable_statuses]
     clicked = any_of(kind == "click")
-    replied = any_of(_is_in(kind, ["message", "keyword"]) & inbound.to_numpy(dtype=bool))
-    receipt_ok = any_of(receipt & _is_in(status_text, delivered_set))
-    receipt_failed = any_of(receipt & _is_in(status_text, failed_set))
-    unknown_ids = any_of(unknown_id)
-    per_events = _count(event_code, size)
+    replied = any_of(_is_in(kind, ["message", "keyword"]) & view.inbound.to_numpy(dtype=bool))
+    receipt_ok = any_of(receipt & _is_in(view.status, delivered_set))
     opt_kind = _is_in(kind, ["stop", "unstop"])
-    opt_times = _times(raw_events["timestamp"]) if len(raw_events) else np.zeros(0, np.int64)
+    opt_times = _times(view.timestamp) if len(kind) else np.zeros(0, np.int64)
     opt_last = _last(np.where(opt_kind, event_code, -1), opt_times, size)
-    stopped = _take((kind == "stop").to_numpy(dtype=bool), opt_last, False)
-    delivered = receipt_ok | clicked | replied | any_of(kind == "stop")
+    return _EventFacts(
+        per_events=_count(event_code, size),
+        clicked=clicked,
+        replied=replied,
+        receipt_failed=any_of(receipt & _is_in(view.status, failed_set)),
+        unknown_ids=any_of(unknown_id),
+        stopped=_take((kind == "stop").to_numpy(dtype=bool), opt_last, False),
+        delivered=receipt_ok | clicked | replied | any_of(kind == "stop"),
+    )
 
-    # Rows: the results' respondents, then addresses found only in sends or events.
+
+@dataclass
+class _Rows:
+    """The output's rows: the results' respondents, then addresses found only elsewhere."""
+
+    code: IntArray  # per row, its address code
+    extra_keys: pd.Series  # the addresses of the extra rows
+    index: pd.Index
+    n_people: int
+
+    def at(self, values: Any, fill: Any) -> Any:
+        """Per row, the value of its address (``fill`` where it has none)."""
+        return _take(values, self.code, fill)
+
+    def pos(self, values: IntArray) -> IntArray:
+        """Per row, a position per address (-1: none)."""
+        return np.asarray(_take(values, self.code, -1), dtype=np.int64)
+
+
+def _rows(
+    people: pd.DataFrame,
+    keys: pa.Array,
+    people_code: IntArray,
+    per_sends: IntArray,
+    per_events: IntArray,
+) -> _Rows:
+    size = len(keys)
     in_people = np.zeros(size, dtype=bool)
     in_people[people_code[people_code >= 0]] = True
     extra = np.flatnonzero(~in_people & ((per_sends > 0) | (per_events > 0)))
-    row_code = np.concatenate([people_code, extra])
-    n_people = len(people)
     key_text = pd.Series(keys.to_pandas(), dtype="string")
     extra_keys = key_text.iloc[extra].reset_index(drop=True)
     clash = _is_in(extra_keys, people["respondent"])
@@ -355,56 +464,64 @@ def campaign_status(
         name="respondent",
         dtype="string",
     )
+    return _Rows(np.concatenate([people_code, extra]), extra_keys, index, len(people))
 
-    def at(values: Any, fill: Any) -> Any:
-        return _take(values, row_code, fill)
 
-    def pos(values: IntArray) -> IntArray:
-        return np.asarray(_take(values, row_code, -1), dtype=np.int64)
+def _frame(
+    people: pd.DataFrame,
+    rows: _Rows,
+    waves: pd.DataFrame,
+    channels: Any,
+    by_send: _SendFacts,
+    by_event: _EventFacts,
+) -> pd.DataFrame:
+    """The per-respondent columns from the sends, the events and the results."""
+    nat = np.iinfo(np.int64).min
+    n_extra = len(rows.extra_keys)
 
     def stamp(positions: IntArray) -> pd.Series:
-        raw = np.where(positions >= 0, _take(send_times, positions, nat), nat)
+        raw = np.where(positions >= 0, _take(by_send.times, positions, nat), nat)
         return pd.Series(raw.astype("datetime64[us]")).dt.tz_localize("UTC")
 
-    row_latest = pos(latest)
+    row_latest = rows.pos(by_send.latest)
     wave_of = waves["wave"].astype("string").to_numpy(dtype=object)
     last_wave = pd.Series(_take(wave_of, row_latest, None), dtype="string")
     channel = pd.concat(
-        [people["channel"], pd.Series(pd.NA, index=range(len(extra)), dtype="string")],
+        [people["channel"], pd.Series(pd.NA, index=range(n_extra), dtype="string")],
         ignore_index=True,
     ).fillna(last_wave.map(pd.Series(channels, dtype="string")).astype("string"))
-    frame = pd.DataFrame(
+    return pd.DataFrame(
         {
-            "destination": pd.concat([people["destination"], extra_keys], ignore_index=True).astype(
-                "string"
-            ),
+            "destination": pd.concat(
+                [people["destination"], rows.extra_keys], ignore_index=True
+            ).astype("string"),
             "channel": channel.astype("string"),
-            "contacts": at(contacts, 0),
-            "first_contact": stamp(pos(first_pos)),
-            "last_contact": stamp(pos(last_pos)),
+            "contacts": rows.at(by_send.contacts, 0),
+            "first_contact": stamp(rows.pos(by_send.first_pos)),
+            "last_contact": stamp(rows.pos(by_send.last_pos)),
             "last_outcome": pd.Series(
-                _take(outcome.to_numpy(dtype=object), row_latest, None), dtype="string"
+                _take(by_send.outcome.to_numpy(dtype=object), row_latest, None), dtype="string"
             ),
             "last_wave": last_wave,
-            "delivered": at(delivered, False),
-            "clicked": at(clicked, False),
-            "replied": at(replied, False),
-            "opted_out": at(stopped, False),
-            "started": np.r_[people["started"].to_numpy(dtype=bool), np.zeros(len(extra), bool)],
-            "completed": np.r_[
-                people["completed"].to_numpy(dtype=bool), np.zeros(len(extra), bool)
-            ],
+            "delivered": rows.at(by_event.delivered, False),
+            "clicked": rows.at(by_event.clicked, False),
+            "replied": rows.at(by_event.replied, False),
+            "opted_out": rows.at(by_event.stopped, False),
+            "started": np.r_[people["started"].to_numpy(dtype=bool), np.zeros(n_extra, bool)],
+            "completed": np.r_[people["completed"].to_numpy(dtype=bool), np.zeros(n_extra, bool)],
         }
     )
-    if opt_outs is not None:
-        listed = as_opt_outs(opt_outs).contains(frame["destination"])
-        frame["opted_out"] = frame["opted_out"].to_numpy() | listed.to_numpy()
-    frame["sends"] = at(per_sends, 0)
-    frame["events"] = at(per_events, 0)
-    undeliverable = ~at(delivered, False) & (at(receipt_failed, False) | at(hard, False))
-    opted = frame["opted_out"].to_numpy(dtype=bool) | (frame["last_outcome"] == "blocked").fillna(
-        False
-    ).to_numpy(dtype=bool)
+
+
+def _status(
+    frame: pd.DataFrame, rows: _Rows, by_send: _SendFacts, by_event: _EventFacts
+) -> pd.Categorical:
+    """Each row's status: the first of :data:`STATUSES` that holds (see campaign_status)."""
+    undeliverable = ~rows.at(by_event.delivered, False) & (
+        rows.at(by_event.receipt_failed, False) | rows.at(by_send.hard, False)
+    )
+    blocked = (frame["last_outcome"] == "blocked").fillna(False).to_numpy(dtype=bool)
+    opted = frame["opted_out"].to_numpy(dtype=bool) | blocked
     choice = np.select(
         [
             frame["completed"].to_numpy(dtype=bool),
@@ -416,9 +533,20 @@ def campaign_status(
         ["completed", "opted_out", "started", "undeliverable", "contacted"],
         default="not_contacted",
     )
-    frame["status"] = pd.Categorical(choice, categories=list(STATUSES), ordered=True)
+    return pd.Categorical(choice, categories=list(STATUSES), ordered=True)
+
+
+def _flags(
+    frame: pd.DataFrame,
+    people: pd.DataFrame,
+    rows: _Rows,
+    by_event: _EventFacts,
+    *,
+    has_events: bool,
+) -> pd.Series:
+    """What did not match, per row (see :data:`FLAGS`)."""
+    n_rows, n_extra = len(frame), len(rows.extra_keys)
     shared = people["destination"].duplicated(keep=False) & people["destination"].notna()
-    n_rows = len(frame)
 
     def pad(values: Any) -> BoolArray:
         head = np.asarray(values, dtype=bool)
@@ -426,16 +554,14 @@ def campaign_status(
         return padded
 
     bits = {
-        "not_in_results": np.r_[np.zeros(n_people, bool), np.ones(len(extra), bool)],
+        "not_in_results": np.r_[np.zeros(rows.n_people, bool), np.ones(n_extra, bool)],
         "not_in_sends": frame["sends"].to_numpy() == 0,
         "no_events": (frame["contacts"].to_numpy() > 0)
         & (frame["events"].to_numpy() == 0)
-        & (events is not None),
-        "unknown_message_id": at(unknown_ids, False),
+        & has_events,
+        "unknown_message_id": rows.at(by_event.unknown_ids, False),
         "shared_number": pad(shared.to_numpy()),
         "duplicate_in_results": pad(people["duplicate_in_results"].to_numpy()),
         "no_destination": pad(people["no_destination"].to_numpy()),
     }
-    frame["flags"] = _flags_text(bits, n_rows)
-    frame.index = index
-    return frame[list(COLUMNS)]
+    return _flags_text(bits, n_rows)
