@@ -501,3 +501,16 @@ def test_nps_refuses_a_question_the_codebook_calls_a_rating() -> None:
     assert analysis.nps(_labelled("nps", [10, 9, 0], scale=(0, 10)), "Q")["estimate"].iloc[
         0
     ] == pytest.approx(100 / 3)
+
+
+@settings(max_examples=50, deadline=None)
+@given(values=st.lists(st.integers(-1000, 1000), min_size=1, max_size=80))
+def test_integer_groups_by_counting_equal_groups_by_hashing(values: list[int]) -> None:
+    """Small-range integer group columns take a counting path; the groups are the same."""
+    from surveykit.analysis import _inputs
+
+    frame = pd.DataFrame({"g": np.asarray(values, dtype=np.int64)})
+    grouped = _inputs.groups(frame, "g")
+    codes, uniques = pd.factorize(frame["g"], sort=True)
+    np.testing.assert_array_equal(grouped.ids, codes)
+    assert grouped.frame["g"].tolist() == list(uniques)

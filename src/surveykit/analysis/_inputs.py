@@ -142,6 +142,9 @@ def _factorize_sorted(series: pd.Series) -> tuple[IntArray, int, bool]:
         if has_na or size == 0:
             return np.where(cat_codes < 0, size, cat_codes), size + 1, has_na
         return cat_codes, size, has_na
+    small = _small_integers(series)
+    if small is not None:
+        return small
     try:
         codes, uniques = pd.factorize(series, sort=True, use_na_sentinel=True)
     except TypeError:  # values of mixed types do not sort; first appearance then
@@ -153,6 +156,27 @@ def _factorize_sorted(series: pd.Series) -> tuple[IntArray, int, bool]:
         codes = np.where(codes < 0, size, codes)
         size += 1
     return codes, size, has_na
+
+
+def _small_integers(series: pd.Series) -> tuple[IntArray, int, bool] | None:
+    """Sorted codes of a plain integer column by counting, not hashing (None if not one).
+
+    Group columns such as a region or panel code are often small integers: a presence
+    table over their range gives the sorted distinct values in two passes.
+    """
+    if not (pd.api.types.is_integer_dtype(series.dtype) and isinstance(series.dtype, np.dtype)):
+        return None
+    values = series.to_numpy()
+    if len(values) == 0:
+        return None
+    low, high = int(values.min()), int(values.max())
+    span = high - low + 1
+    if span > max(4 * len(values), 1024) or span > 10_000_000:
+        return None
+    shifted = (values - low).astype(np.int64, copy=False)
+    present = np.bincount(shifted, minlength=span) > 0
+    lookup = np.cumsum(present, dtype=np.int64) - 1
+    return np.asarray(lookup[shifted], dtype=np.int64), int(present.sum()), False
 
 
 @dataclass
