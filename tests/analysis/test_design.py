@@ -204,3 +204,20 @@ def test_tests_and_quantiles_refuse_a_replicate_design_not_checked_against_r(
     for what, call in calls.items():
         with pytest.raises(AnalysisInputError, match=f"{what} on a replicate design is not"):
             call()
+
+
+def test_rows_outside_every_group_are_left_out_whatever_the_number_of_groups(
+    sample: pd.DataFrame,
+) -> None:
+    """Group id -1 (a row in no group) is outside the domain, with one group or several."""
+    from surveykit.analysis import _domains
+
+    design = sk.Design(sample.assign(y=sample["y"].fillna(0.0)), weights="w")
+    y = design.data["y"].to_numpy()
+    one = np.where(sample["g"] == "x", 0, -1)
+    two = np.where(sample["g"] == "x", 0, 1)
+    alone = _domains.means(design, y, one, 1)
+    both = _domains.means(design, y, two, 2)
+    assert alone.estimate[0, 0] == pytest.approx(both.estimate[0, 0], rel=1e-12)
+    assert alone.variance[0, 0] == pytest.approx(both.variance[0, 0], rel=1e-12)
+    assert alone.n[0] == (sample["g"] == "x").sum()

@@ -111,25 +111,37 @@ def _padded(values: FloatArray, fill: float) -> FloatArray:
 def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFigures:
     """The weighted mean of ``y`` (NaN: no answer) per group, R's ``svymean``."""
     w = design.weights_array
-    codes = _domain(ids, np.isnan(y), groups)
-    y0 = np.where(codes < groups, y, 0.0)
+    missing = np.isnan(y)
+    if groups == 1:  # a common case: codes are 0 or the spare bin 1, and nothing is gathered
+        missing |= ids < 0
+        codes = missing.astype(np.int64)
+    else:
+        codes = _domain(ids, missing, groups)
+        missing = codes == groups
+    y0 = np.where(missing, 0.0, y) if missing.any() else y
+    wy = w * y0
     sum_w = _sum(codes, w, groups)
-    totals = _sum(codes, w * y0, groups)
+    totals = _sum(codes, wy, groups)
     mean = _divide(totals, sum_w)
-    resid = y0 - _padded(mean, 0.0)[codes]
+    resid = y0 - (float(np.nan_to_num(mean[0])) if groups == 1 else _padded(mean, 0.0)[codes])
+    if groups == 1 and missing.any():
+        resid[missing] = 0.0
+    w_resid = w * resid
 
     def influence() -> Influence:
         out = Influence(groups)
-        scale = _padded(np.where(sum_w > 0, sum_w, 1.0), 1.0)[codes]
-        out.add(w * resid / scale, Basis.one_hot(codes, groups))
+        safe = np.where(sum_w > 0, sum_w, 1.0)
+        row = w_resid / safe[0] if groups == 1 else w_resid / _padded(safe, 1.0)[codes]
+        out.add(row, Basis.one_hot(codes, groups))
         return out
 
     def statistic(sums: Sums) -> FloatArray:
         return _divide(sums(y0, codes, groups), sums(None, codes, groups))
 
     vcov, variance = _variance(design, influence, statistic, mean)
-    n = _nonzero(design, codes, groups)
-    squares = _sum(codes, w * resid * resid, groups)
+    answered = _sum(codes, None, groups)
+    n = answered if design.all_positive else _nonzero(design, codes, groups)
+    squares = _sum(codes, w_resid * resid, groups)
     srs = _divide(squares, sum_w * (n - 1))
     return DomainFigures(
         estimate=mean[:, None],
@@ -137,7 +149,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         vcov=vcov,
         deff=_divide(variance, srs)[:, None],
         n=n,
-        answered=_sum(codes, None, groups),
+        answered=answered,
         sum_w=sum_w,
         count=totals[:, None],
     )
