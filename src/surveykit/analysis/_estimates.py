@@ -536,14 +536,24 @@ def _design_mean(design: Design, question: str, by: By, ci: float, name: str) ->
     grouped = inputs.groups(design.data, by)
     y = _row_numbers(design, question, "a mean")
     figures = _domains.means(design, y, grouped.ids, grouped.count)
-    columns = _mean_columns(design, figures, ci)
+    return _per_group_frame(design, grouped, question, figures, ci, name)
+
+
+def _per_group_frame(
+    design: Design,
+    grouped: inputs.Groups,
+    question: str,
+    figures: _domains.DomainFigures,
+    ci: float,
+    name: str,
+) -> pd.DataFrame:
+    """One row per group of a mean-like estimate (mean, total), with the design's attrs."""
     table: dict[Hashable, Any] = {
         **inputs.group_frame(grouped, 1),
         "question": question,
-        **columns,
+        **_mean_columns(design, figures, ci),
     }
-    frame = pd.DataFrame(table)
-    return _design_attrs(frame, design, name, question, ci, "t")
+    return _design_attrs(pd.DataFrame(table), design, name, question, ci, "t")
 
 
 def _design_nps(design: Design, question: str, by: By, ci: float) -> pd.DataFrame:
@@ -610,14 +620,7 @@ def totals(
     grouped = inputs.groups(df, by)
     y = _row_numbers(design, question, "a total")
     figures = _domains.totals(design, y, grouped.ids, grouped.count)
-    columns = _mean_columns(design, figures, ci)
-    table: dict[Hashable, Any] = {
-        **inputs.group_frame(grouped, 1),
-        "question": question,
-        **columns,
-    }
-    frame = pd.DataFrame(table)
-    return _design_attrs(frame, design, "totals", question, ci, "t")
+    return _per_group_frame(design, grouped, question, figures, ci, "totals")
 
 
 def ratio(
