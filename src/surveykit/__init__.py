@@ -21,6 +21,7 @@ from surveykit.errors import (
     ColumnMappingError,
     ConfigurationError,
     ConflictError,
+    DispositionError,
     ExportError,
     ImportStoppedError,
     JournalLockedError,
@@ -65,7 +66,7 @@ if TYPE_CHECKING:
         campaign_funnel,
         listen,
     )
-    from surveykit.campaign import campaign_status, plan_reminders
+    from surveykit.campaign import campaign_status, dispositions, outcome_rates, plan_reminders
     from surveykit.client import AsyncClient, BasicTokenAuth, Client, RetryPolicy
     from surveykit.optouts import OptOutList
     from surveykit.report import Codebook, label, to_excel, to_spss, to_stata
@@ -101,6 +102,8 @@ _MODULES: dict[str, str] = {
 """Public submodules, imported on first use (``sk.weights`` lives in ``analysis/``)."""
 
 _LAZY: dict[str, str] = {
+    "dispositions": "surveykit.campaign",
+    "outcome_rates": "surveykit.campaign",
     "Design": "surveykit.analysis",
     "ReplicateDesign": "surveykit.analysis",
     "AsyncClient": "surveykit.client",
@@ -175,6 +178,7 @@ __all__ = [
     "ConfigurationError",
     "ConflictError",
     "Design",
+    "DispositionError",
     "ExportError",
     "ImportPlan",
     "ImportStoppedError",
@@ -213,6 +217,7 @@ __all__ = [
     "callback_signature",
     "campaign_funnel",
     "campaign_status",
+    "dispositions",
     "doctor",
     "import_frame",
     "join_import_results",
@@ -222,6 +227,7 @@ __all__ = [
     "models",
     "normalize_phone_number",
     "normalize_phone_numbers",
+    "outcome_rates",
     "plan_reminders",
     "plots",
     "preview_batch",

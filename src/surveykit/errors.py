@@ -50,6 +50,7 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     ├── WeightsError                weights that are missing, negative or sum to zero
     ├── PlotError                   a chart that cannot be drawn from the data (sk.plots)
     ├── OptOutError                 an opt-out list or number it cannot use (surveykit.optouts)
+    ├── DispositionError            an AAPOR disposition code it cannot use (sk.outcome_rates)
     ├── JournalLockedError          a journal another run holds (names its pid and host; also
     │                               a RuntimeError; surveykit.batch)
     └── ImportStoppedError          import_frame stopped at a 404 (surveykit.respondents):
@@ -106,6 +107,7 @@ __all__ = [
     "ColumnMappingError",
     "ConfigurationError",
     "ConflictError",
+    "DispositionError",
     "ExportError",
     "ImportStoppedError",
     "JournalLockedError",
@@ -528,6 +530,10 @@ class PlotError(SurveykitError, ValueError):
 class OptOutError(SurveykitError, ValueError):
     """A value given to the opt-out list is not a number or an email address."""
 
+
+
+class DispositionError(SurveykitError, ValueError):
+    """An AAPOR disposition code or argument the rates cannot use (the message names it)."""
 
 class ImportStoppedError(SurveykitError):
     """The import stopped early: the platform does not know the reference (404).

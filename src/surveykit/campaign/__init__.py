@@ -4,6 +4,7 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from surveykit.campaign._aapor import DISPOSITION_RULES, RATES, dispositions, outcome_rates
     from surveykit.campaign._reminders import REASONS, Reminders, plan_reminders
     from surveykit.campaign._status import FLAGS, STATUSES, campaign_status
     from surveykit.errors import OptOutError
@@ -13,6 +14,10 @@ if _typing.TYPE_CHECKING:
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
 _LAZY: dict[str, str] = {
+    "DISPOSITION_RULES": "surveykit.campaign._aapor",
+    "RATES": "surveykit.campaign._aapor",
+    "dispositions": "surveykit.campaign._aapor",
+    "outcome_rates": "surveykit.campaign._aapor",
     "address_key": "surveykit.respondents._numbers",
     "address_keys": "surveykit.respondents._numbers",
     "OptOutError": "surveykit.errors",
@@ -39,7 +44,9 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DISPOSITION_RULES",
     "FLAGS",
+    "RATES",
     "REASONS",
     "STATUSES",
     "OptOutError",
@@ -48,5 +55,7 @@ __all__ = [
     "address_key",
     "address_keys",
     "campaign_status",
+    "dispositions",
+    "outcome_rates",
     "plan_reminders",
 ]
