@@ -7,7 +7,7 @@ import pytest
 from scipy import stats
 
 import surveykit as sk
-from surveykit.results import DESIGN_COLUMNS, RESPONDENT_COLUMNS, split_columns
+from surveykit.results import DESIGN_COLUMNS, LAYOUTS, RESPONDENT_COLUMNS, split_columns
 from surveykit.sandbox import generator
 from surveykit.sandbox.generator import generate_results, generate_results_frame
 
@@ -181,3 +181,16 @@ def test_stored_respondents_leave_the_design_fields_missing() -> None:
 def test_design_must_be_true_or_false() -> None:
     with sk.Sandbox() as sandbox, pytest.raises(ValueError, match="design: expected true or"):
         sandbox.add_generated_survey("P", 10, design="yes")  # type: ignore[arg-type]
+
+
+def test_every_layout_carries_the_design_columns_alike() -> None:
+    frames = []
+    for layout in sorted(LAYOUTS):
+        with sk.Sandbox(results_layout=layout) as sandbox:
+            sandbox.add_generated_survey("PANEL", 200, questions=4, design=True)
+            with sk.Client.sandbox(sandbox, max_retries=0) as client:
+                frames += [(layout, f, client.surveys.results("*", f)) for f in LAYOUTS[layout]]
+    first = frames[0][2]
+    assert set(DESIGN_COLUMNS) <= set(first.columns)
+    for layout, fmt, frame in frames[1:]:
+        pd.testing.assert_frame_equal(frame, first, obj=f"{layout} {fmt}")
