@@ -212,7 +212,8 @@ the population (0.38, 0.25, 0.21, 0.11, 0.05), so their base weights are smaller
 _HOUSEHOLD_SIZES: Final = np.array([0.35, 0.30, 0.20, 0.15])
 """How often a household has 1, 2, 3 or 4 respondents."""
 _HOUSEHOLD_NOISE: Final = 0.4
-"""How loosely a household's members resemble each other (see :func:`_design`)."""
+"""The spread of the noise added to each lean before households are cut (see :func:`_design`):
+the larger, the less a household's members resemble each other."""
 _DESIGN_STREAM: Final = 1
 """Mixed into the seed of the design's own generator, so no existing draw moves."""
 
