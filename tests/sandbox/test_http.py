@@ -217,7 +217,7 @@ def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None
     added = control(served, "POST", "/_sandbox/surveys/generate",
                     json={"reference": "GEN-HTTP", "rows": 2_500, "questions": 3, "seed": 5})
     assert added == {"reference": "GEN-HTTP", "surveyId": 9001, "rows": 2_500, "questions": 3,
-                     "seed": 5, "nasty": False, "wave": 0}
+                     "seed": 5, "nasty": False, "wave": 0, "design": False}
     table = http.surveys.results("GEN-HTTP")
     expected = generate_results_frame(2_500, seed=5, questions=3, nasty=False)
     assert len(table) == 2_500
@@ -236,6 +236,13 @@ def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None
     assert list(http.surveys.results("GEN-W2")["Q1"].astype("string")) == list(
         expected["Q1"].astype("string")
     )
+    panel = control(served, "POST", "/_sandbox/surveys/generate",
+                    json={"reference": "GEN-PANEL", "rows": 300, "seed": 5, "design": True})
+    assert panel["design"] is True
+    expected = generate_results_frame(300, seed=5, nasty=False, design=True)
+    served_panel = http.surveys.results("GEN-PANEL")
+    assert list(served_panel["household"]) == list(expected["household"])
+    assert list(served_panel["baseWeight"]) == [float(w) for w in expected["baseWeight"]]
 
 
 @pytest.mark.parametrize(
@@ -255,6 +262,7 @@ def test_generated_survey_over_http(http: Client, served: ServedSandbox) -> None
         pytest.param({"reference": "G", "rows": 1, "nasty": "yes"}, "nasty", id="nasty"),
         pytest.param({"reference": "G", "rows": 1, "surveyId": 0}, "surveyId", id="survey-id"),
         pytest.param({"reference": "G", "rows": 1, "wave": -1}, "wave", id="wave-negative"),
+        pytest.param({"reference": "G", "rows": 1, "design": "yes"}, "design", id="design"),
         pytest.param({"reference": "G", "rows": 1, "colour": "red"}, "colour", id="unknown"),
     ],
 )
@@ -280,6 +288,17 @@ def test_cli_generate_adds_surveys() -> None:
         everything = c.surveys.results("*")  # by survey id: 9001, then 9002
         assert list(everything["surveyReference"].drop_duplicates()) == ["GEN-CLI", "GEN:TWO"]
         assert (everything["surveyReference"] == "GEN:TWO").sum() == 30
+        assert "region" not in everything.columns
+
+
+def test_cli_generate_design_draws_panels() -> None:
+    with serve_sandbox("--no-sample-data", "--generate", "GEN-PANEL:200",
+                       "--generate-design") as server, \
+            Client(server.base_url, server.token) as c:
+        panel = c.surveys.results("GEN-PANEL")
+    expected = generate_results_frame(200, seed=0, nasty=False, design=True)
+    assert list(panel["region"]) == list(expected["region"])
+    assert list(panel["household"]) == list(expected["household"])
 
 
 @pytest.mark.parametrize("spec", ["GEN-CLI", "GEN-CLI:", ":10", "GEN-CLI:-5", "GEN-CLI:ten"])

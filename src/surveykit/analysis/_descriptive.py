@@ -44,8 +44,9 @@ __all__ = [
 def question_columns(df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()) -> list[str]:
     """The question columns of a results table: every column that is not a respondent field.
 
-    Respondent fields are :data:`surveykit.results.RESPONDENT_COLUMNS` and
-    ``respondent_columns`` (the same rule as :func:`surveykit.results.split_columns`).
+    Respondent fields are :data:`surveykit.results.RESPONDENT_COLUMNS`, the design fields
+    :data:`surveykit.results.DESIGN_COLUMNS` and ``respondent_columns`` (the same rule as
+    :func:`surveykit.results.split_columns`).
     """
     _, questions = split_columns(
         [str(c) for c in df.columns], respondent_columns=list(respondent_columns)

@@ -159,6 +159,15 @@ def sandbox_serve(
             "REF (survey ids 9001, 9002... in order); repeat the option for more.",
         ),
     ] = None,
+    generate_design: Annotated[
+        bool,
+        typer.Option(
+            "--generate-design",
+            help="Draw the --generate surveys as a panel's stratified, clustered sample: "
+            "their results get the columns region (strata), household (PSUs) and "
+            "baseWeight (base weights).",
+        ),
+    ] = False,
     respondents: Annotated[
         str | None,
         typer.Option(
@@ -238,7 +247,7 @@ def sandbox_serve(
         )
     for number, (reference, rows) in enumerate(generated):
         sandbox.add_generated_survey(
-            reference, rows, survey_id=GENERATED_SURVEY_ID + number
+            reference, rows, survey_id=GENERATED_SURVEY_ID + number, design=generate_design
         )
     for number, (reference, rows) in enumerate(campaigns):
         if db is not None and sandbox.state.find_survey(reference) is not None:

@@ -15,6 +15,7 @@ if _typing.TYPE_CHECKING:
     from surveykit.results._sync import SyncReport, sync_results
     from surveykit.results._tidy import split_columns, tidy_results
     from surveykit.results._types import (
+        DESIGN_COLUMNS,
         RESPONDENT_COLUMNS,
         infer_type,
         is_respondent_column,
@@ -35,6 +36,7 @@ _LAZY: dict[str, str] = {
     "sync_results": "surveykit.results._sync",
     "split_columns": "surveykit.results._tidy",
     "tidy_results": "surveykit.results._tidy",
+    "DESIGN_COLUMNS": "surveykit.results._types",
     "RESPONDENT_COLUMNS": "surveykit.results._types",
     "infer_type": "surveykit.results._types",
     "is_respondent_column": "surveykit.results._types",
@@ -56,6 +58,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DESIGN_COLUMNS",
     "FORMATS",
     "LAYOUTS",
     "RESPONDENT_COLUMNS",

@@ -18,7 +18,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from surveykit.results._source import DELIMITERS
-from surveykit.results._types import _ILLEGAL_XML_RE, RESPONDENT_COLUMNS
+from surveykit.results._types import _ILLEGAL_XML_RE, is_respondent_column
 from surveykit.results.xml._names import encode_name
 
 _DELIMITED: Final = frozenset(DELIMITERS)
@@ -40,7 +40,6 @@ _BOM: Final = b"\xef\xbb\xbf"
 _XSI: Final = "http://www.w3.org/2001/XMLSchema-instance"
 _NAMESPACE: Final = "urn:surveykit:results"
 _INT: Final = re.compile(r"-?(0|[1-9][0-9]{0,18})")
-_RESPONDENT: Final = frozenset(c.lower() for c in RESPONDENT_COLUMNS)
 
 
 def check_layout(layout: str) -> str:
@@ -171,7 +170,7 @@ def _json(chunks: Rows, layout: str) -> Iterator[bytes]:
     total = 0
     sep = b"\n"
     for names, cols in chunks:
-        questions = [n.lower() not in _RESPONDENT for n in names]
+        questions = [not is_respondent_column(n) for n in names]
         encoded = []
         for row in zip(*cols, strict=True):
             values = [_typed(v) for v in row] if layout == "typed" else list(row)

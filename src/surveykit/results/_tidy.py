@@ -18,7 +18,8 @@ def split_columns(
     """Split column names into (respondent columns, question columns), keeping order.
 
     Rule: a column is a respondent column when it is one of
-    :data:`~surveykit.results.RESPONDENT_COLUMNS` (any letter case) or listed in
+    :data:`~surveykit.results.RESPONDENT_COLUMNS` or
+    :data:`~surveykit.results.DESIGN_COLUMNS` (any letter case) or listed in
     ``respondent_columns``; every other column is a question.
     """
     extra = set(respondent_columns or ())

@@ -50,7 +50,13 @@ RESPONDENT_COLUMNS: Final[tuple[str, ...]] = (
     "completed",
     "sortOrder",
 )
-_RESPONDENT_LOWER: Final = frozenset(c.lower() for c in RESPONDENT_COLUMNS)
+#: Sample design fields a panel's results carry after the respondent fields: the stratum,
+#: the primary sampling unit (a household) and the base weight (the inverse of the
+#: selection probability), as the sandbox's generated ``design=True`` surveys give them
+#: (``sk.Design(df, weights="baseWeight", strata="region", psu="household")``). They are
+#: respondent fields, never questions.
+DESIGN_COLUMNS: Final[tuple[str, ...]] = ("region", "household", "baseWeight")
+_RESPONDENT_LOWER: Final = frozenset(c.lower() for c in (*RESPONDENT_COLUMNS, *DESIGN_COLUMNS))
 # Fields that are text whatever they look like (ids, numbers with meaning, names).
 _ALWAYS_TEXT: Final = frozenset(
     c.lower()
@@ -78,8 +84,8 @@ def is_respondent_column(name: str) -> bool:
     """Tell a respondent column from a question column.
 
     The rule: a column is a respondent column when its name is one of
-    :data:`RESPONDENT_COLUMNS`, compared without regard to letter case. Every other
-    column is a question (keyed by the question key, e.g. ``Q1``).
+    :data:`RESPONDENT_COLUMNS` or :data:`DESIGN_COLUMNS`, compared without regard to
+    letter case. Every other column is a question (keyed by the question key, e.g. ``Q1``).
     """
     return name.lower() in _RESPONDENT_LOWER
 

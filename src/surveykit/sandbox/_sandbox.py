@@ -442,6 +442,7 @@ class Sandbox(RespondentControls):
         nasty: bool = False,
         survey_id: int = GENERATED_SURVEY_ID,
         wave: int = 0,
+        design: bool = False,
     ) -> Survey:
         """Add a survey of ``rows`` generated respondents, for benchmarks.
 
@@ -459,6 +460,11 @@ class Sandbox(RespondentControls):
             survey_id: the survey's id.
             wave: 0 for uniform ratings; 1, 2, ... for the waves of a tracking survey
                 (ratings that differ by channel and rise a little each wave).
+            design: draw a panel's stratified, clustered sample: the results get the
+                columns ``region`` (strata), ``household`` (PSUs of 1 to 4 respondents who
+                answer alike) and ``baseWeight`` (inverse selection probabilities), for
+                ``sk.Design(df, weights="baseWeight", strata="region", psu="household")``;
+                every other column is the same as without it.
 
         Raises:
             ValueError: naming the field, for a value out of range or of the wrong type.
@@ -471,6 +477,7 @@ class Sandbox(RespondentControls):
             nasty=nasty,
             survey_id=survey_id,
             wave=wave,
+            design=design,
         )
         self.add_survey(survey)
         return survey

@@ -193,8 +193,116 @@ def _wave_choices(
     return out
 
 
+REGIONS: Final = ("Capital", "North", "South", "East", "Islands")
+"""The strata of a generated panel (``design=True``): the ``region`` column's values."""
+_REGION_POPULATION: Final = np.array([3_241_517, 2_104_283, 1_796_441, 903_127, 391_609])
+"""Adults living in each region: the population the panel's base weights add up to."""
+_REGION_BY_CHANNEL: Final = {
+    "SMS": (0.18, 0.22, 0.22, 0.20, 0.18),
+    "WhatsApp": (0.36, 0.22, 0.18, 0.13, 0.11),
+    "Email": (0.34, 0.22, 0.20, 0.14, 0.10),
+    "Facebook": (0.24, 0.22, 0.20, 0.17, 0.17),
+}
+"""P(region | channel), in the order of ``REGIONS``: the channel mix differs by region.
+
+With channels equally likely, the regions' shares of the sample are the column means,
+0.28, 0.22, 0.20, 0.16, 0.14: the small regions are oversampled against their shares of
+the population (0.38, 0.25, 0.21, 0.11, 0.05), so their base weights are smaller.
+"""
+_HOUSEHOLD_SIZES: Final = np.array([0.35, 0.30, 0.20, 0.15])
+"""How often a household has 1, 2, 3 or 4 respondents."""
+_HOUSEHOLD_NOISE: Final = 0.4
+"""The spread of the noise added to each lean before households are cut (see :func:`_design`):
+the larger, the less a household's members resemble each other."""
+_DESIGN_STREAM: Final = 1
+"""Mixed into the seed of the design's own generator, so no existing draw moves."""
+
+
+def _likeness(data: dict[str, np.ndarray[Any, Any]], questions: int) -> np.ndarray[Any, Any]:
+    """Each respondent's lean, from -1 to 1: the mean of their ratings and choices.
+
+    A rating ``s`` counts ``(s - 5) / 5``; "Yes" 1, "No" -1, "Not sure" 0; no answer
+    counts nothing, and a respondent with none leans 0.
+    """
+    n = len(data["respondentId"])
+    total, count = np.zeros(n), np.zeros(n)
+    choice = {"Yes": 1.0, "No": -1.0, "Not sure": 0.0}
+    for q in range(1, questions + 1):
+        kind = (q - 1) % 4
+        if kind > 1:
+            continue
+        answers = pd.Series(data[f"Q{q}"], dtype=object)
+        if kind == 0:
+            score = (pd.to_numeric(answers, errors="coerce") - 5) / 5
+        else:
+            score = answers.map(choice).astype(float)
+        seen = score.notna().to_numpy()
+        total[seen] += score.to_numpy()[seen]
+        count[seen] += 1
+    return np.divide(total, count, out=np.zeros(n), where=count > 0)
+
+
+def _design(
+    seed: int,
+    block: int,
+    start: int,
+    rows: int,
+    channel: np.ndarray[Any, Any],
+    lean: np.ndarray[Any, Any],
+) -> dict[str, np.ndarray[Any, Any]]:
+    """A panel's design columns: ``region``, ``household`` and ``baseWeight``.
+
+    Drawn from a generator of their own, after every other column, so the answers are the
+    ones drawn without a design. The region follows the channel (``_REGION_BY_CHANNEL``).
+    Within a region, respondents are ordered by their lean (:func:`_likeness`) plus noise
+    and cut into households of 1 to 4, so members of a household answer alike, as a
+    household effect makes them; a household's id is ``H`` and its first row's number.
+    ``baseWeight`` is the inverse of the region's selection probability, its population
+    over its expected sample size.
+    """
+    rng = np.random.default_rng([seed, block, _DESIGN_STREAM])
+    n = len(channel)
+    region = np.zeros(n, dtype=np.int64)
+    draws = rng.random(n)
+    for name, shares in _REGION_BY_CHANNEL.items():
+        rows_of = channel == name
+        cdf = np.cumsum(shares)
+        region[rows_of] = np.minimum(
+            np.searchsorted(cdf, draws[rows_of], side="right"), len(REGIONS) - 1
+        )
+    order = np.lexsort((lean + rng.normal(0, _HOUSEHOLD_NOISE, n), region))
+    sizes = rng.choice(np.arange(1, 5), size=n, p=_HOUSEHOLD_SIZES)
+    label = np.empty(n, dtype=np.int64)
+    position = households = 0
+    for code in range(len(REGIONS)):
+        members = order[region[order] == code]
+        m = len(members)
+        label[members] = households + np.repeat(np.arange(m), sizes[position : position + m])[:m]
+        position += m
+        households = int(label[members].max()) + 1 if m else households
+    first = np.full(households, n)
+    np.minimum.at(first, label, np.arange(n))
+    names = np.array([f"H{start + i:09d}" for i in first.tolist()], dtype=object)
+    household = names[label] if n else np.empty(0, dtype=object)
+    share = np.mean(list(_REGION_BY_CHANNEL.values()), axis=0)
+    weight = _REGION_POPULATION / (max(rows, 1) * share)
+    return {
+        "region": np.array(REGIONS, dtype=object)[region],
+        "household": household,
+        "baseWeight": np.array([repr(round(float(w), 2)) for w in weight], dtype=object)[region],
+    }
+
+
 def _block(
-    seed: int, block: int, start: int, n: int, questions: int, nasty: bool, wave: int = 0
+    seed: int,
+    block: int,
+    start: int,
+    n: int,
+    questions: int,
+    nasty: bool,
+    wave: int = 0,
+    design: bool = False,
+    rows: int = 0,
 ) -> pd.DataFrame:
     rng = np.random.default_rng([seed, block])
     country = rng.integers(0, len(_COUNTRIES), n)
@@ -268,6 +376,11 @@ def _block(
             _blank(rng, answers, 0.03)  # skipped ratings
         answers[done < q] = None  # not reached
         data[f"Q{q}"] = answers
+    if design:
+        extra = _design(seed, block, start, rows, channel, _likeness(data, questions))
+        keys = list(data)
+        at = keys.index("sortOrder") + 1
+        data = {k: data[k] for k in keys[:at]} | extra | {k: data[k] for k in keys[at:]}
     return pd.DataFrame(
         {k: pd.array(v, dtype=_STRING) for k, v in data.items()},
         index=pd.RangeIndex(start, start + n),
@@ -282,6 +395,7 @@ def generate_results(
     nasty: bool = True,
     chunk_rows: int = 100_000,
     wave: int = 0,
+    design: bool = False,
 ) -> Iterator[pd.DataFrame]:
     """Yield ``rows`` respondents' results in DataFrames of at most ``chunk_rows`` rows.
 
@@ -296,6 +410,14 @@ def generate_results(
     (WhatsApp higher, Email lower) and moves up a little with each wave, and single-choice
     answers whose first option ("Yes") follows the same lean, so a report can show
     significant differences between groups and waves.
+
+    ``design`` draws the respondents as a panel's stratified, clustered sample: three
+    columns after ``sortOrder`` (:data:`surveykit.results.DESIGN_COLUMNS`), ``region``
+    (the stratum, one of :data:`REGIONS`; the channel mix differs by region),
+    ``household`` (the PSU, 1 to 4 respondents who answer alike, nested in a region) and
+    ``baseWeight`` (the inverse of the region's selection probability: small regions are
+    oversampled, so their weights are smaller). Every other column keeps the values it
+    has without ``design``.
     """
     if rows < 0 or chunk_rows < 1 or questions < 1 or wave < 0:
         raise ValueError("rows and wave must be >= 0, chunk_rows and questions >= 1")
@@ -303,7 +425,17 @@ def generate_results(
     have = 0
     for block, start in enumerate(range(0, rows, _BLOCK)):
         pending.append(
-            _block(seed, block, start, min(_BLOCK, rows - start), questions, nasty, wave)
+            _block(
+                seed,
+                block,
+                start,
+                min(_BLOCK, rows - start),
+                questions,
+                nasty,
+                wave,
+                design,
+                rows,
+            )
         )
         have += len(pending[-1])
         while have >= chunk_rows:
@@ -316,10 +448,20 @@ def generate_results(
 
 
 def generate_results_frame(
-    rows: int, *, seed: int = 0, questions: int = 10, nasty: bool = True, wave: int = 0
+    rows: int,
+    *,
+    seed: int = 0,
+    questions: int = 10,
+    nasty: bool = True,
+    wave: int = 0,
+    design: bool = False,
 ) -> pd.DataFrame:
     """All of :func:`generate_results` in one DataFrame (for small sizes)."""
-    chunks = list(generate_results(rows, seed=seed, questions=questions, nasty=nasty, wave=wave))
+    chunks = list(
+        generate_results(
+            rows, seed=seed, questions=questions, nasty=nasty, wave=wave, design=design
+        )
+    )
     if not chunks:
-        return _block(seed, 0, 0, 0, questions, nasty, wave)
+        return _block(seed, 0, 0, 0, questions, nasty, wave, design, rows)
     return pd.concat(chunks) if len(chunks) > 1 else chunks[0]

@@ -185,6 +185,7 @@ def generated_survey(
     nasty: bool = False,
     survey_id: int = GENERATED_SURVEY_ID,
     wave: int = 0,
+    design: bool = False,
 ) -> Survey:
     """A benchmark survey of ``rows`` respondents drawn from the generator when asked for.
 
@@ -207,6 +208,8 @@ def generated_survey(
     wave = _whole("wave", wave, 0)
     if not isinstance(nasty, bool):
         raise ValueError(f"nasty: expected true or false, got {nasty!r}")
+    if not isinstance(design, bool):
+        raise ValueError(f"design: expected true or false, got {design!r}")
     return Survey(
         reference=reference.strip(),
         survey_id=survey_id,
@@ -225,4 +228,5 @@ def generated_survey(
         generated_seed=seed,
         generated_nasty=nasty,
         generated_wave=wave,
+        generated_design=design,
     )

@@ -18,7 +18,8 @@
 ``POST /_sandbox/deliveries/wait``        ``{"timeout": 30}``: until queued callbacks are done
 ``GET/POST/DELETE /_sandbox/stoplist``    list, add ``{"address"}``, remove ``?address=``
 ``POST /_sandbox/surveys/generate``       ``{"reference", "rows", "questions", "seed", "nasty",
-                                          "surveyId", "wave"}``: a generated survey
+                                          "surveyId", "wave", "design"}``: a generated
+                                          survey
 ``GET  /_sandbox/surveys/{ref}/codebook`` the survey's codebook (``sk.Codebook.to_dict()``)
 ``GET  /_sandbox/tokens``                 the admin and restricted tokens
 ========================================  ==============================================
@@ -349,6 +350,7 @@ _GENERATE_NAMES = {
     "nasty": "nasty",
     "surveyId": "survey_id",
     "wave": "wave",
+    "design": "design",
 }
 """The body of ``surveys/generate``: the parameters of ``Sandbox.add_generated_survey``."""
 
@@ -384,6 +386,7 @@ async def generate_survey(request: Request) -> Response:
             "seed": survey.generated_seed,
             "nasty": survey.generated_nasty,
             "wave": survey.generated_wave,
+            "design": survey.generated_design,
         }
     )
 

@@ -3,9 +3,11 @@
 The layout is ``docs/results-format.md``'s: the respondent columns
 (:data:`surveykit.results.RESPONDENT_COLUMNS`) then one column per question key (``Q1``,
 ``Q2``...), every value the platform's text. ``sortOrder`` is the number of questions the
-respondent has answered. Rows are read from the state ``CHUNK_ROWS`` at a time under the
-lock and encoded by :func:`surveykit.results.write_results`, so a large survey never sits
-in memory as one payload. Generated (benchmark) surveys are drawn chunk by chunk from
+respondent has answered. When a generated survey draws a panel's design (``design=True``),
+the design columns (:data:`surveykit.results.DESIGN_COLUMNS`) come between the two; other
+respondents leave them missing. Rows are read from the state ``CHUNK_ROWS`` at a time
+under the lock and encoded by :func:`surveykit.results.write_results`, so a large survey
+never sits in memory as one payload. Generated (benchmark) surveys are drawn chunk by chunk from
 :func:`surveykit.sandbox.generator.generate_results`.
 """
 
@@ -20,7 +22,7 @@ import pandas as pd
 from starlette.responses import StreamingResponse
 
 from surveykit.models import ResultsRequest
-from surveykit.results import RESPONDENT_COLUMNS, write_results
+from surveykit.results import DESIGN_COLUMNS, RESPONDENT_COLUMNS, write_results
 from surveykit.sandbox.state import SandboxState
 from surveykit.sandbox.state._records import Respondent, Survey, iso
 
@@ -51,7 +53,8 @@ def question_keys(surveys: Sequence[Survey]) -> list[str]:
     return sorted(keys, key=_natural)
 
 
-def _row(respondent: Respondent, questions: Sequence[str]) -> list[str | None]:
+def _row(respondent: Respondent, questions: Sequence[str], design: int) -> list[str | None]:
+    """A stored respondent's row (``design`` missing design fields before the answers)."""
     answered = sum(1 for value in respondent.answers.values() if value is not None)
     return [
         respondent.respondent_id,
@@ -66,8 +69,15 @@ def _row(respondent: Respondent, questions: Sequence[str]) -> list[str | None]:
         iso(respondent.started),
         iso(respondent.completed),
         str(answered),
+        *([None] * design),
         *(respondent.answers.get(key) for key in questions),
     ]
+
+
+def _respondent_columns(surveys: Sequence[Survey]) -> list[str]:
+    """The respondent fields, then the design fields when a survey draws a design."""
+    design = any(s.generated_rows and s.generated_design for s in surveys)
+    return [*RESPONDENT_COLUMNS, *(DESIGN_COLUMNS if design else ())]
 
 
 def _keep(respondent: Respondent, since: datetime | None, min_answered: int) -> bool:
@@ -95,6 +105,7 @@ def _generated(
         nasty=survey.generated_nasty,
         chunk_rows=CHUNK_ROWS,
         wave=survey.generated_wave,
+        design=survey.generated_design,
     ):
         chunk = chunk.assign(
             surveyReference=pd.array([survey.reference] * len(chunk), dtype=STRING)
@@ -119,7 +130,8 @@ def result_frames(
     """The results table in chunks (at least one frame, so the header is always known)."""
     surveys, ids = state.result_ids(reference)
     questions = question_keys(surveys)
-    columns = [*RESPONDENT_COLUMNS, *questions]
+    fields = _respondent_columns(surveys)
+    columns = [*fields, *questions]
     min_answered = sort_order or 1
     yield _frame([], columns)
     for start in range(0, len(ids), CHUNK_ROWS):
@@ -128,7 +140,7 @@ def result_frames(
             for respondent_id in ids[start : start + CHUNK_ROWS]:
                 respondent = state.respondents.get(respondent_id)
                 if respondent is not None and _keep(respondent, since, min_answered):
-                    rows.append(_row(respondent, questions))
+                    rows.append(_row(respondent, questions, len(fields) - len(RESPONDENT_COLUMNS)))
         if rows:
             yield _frame(rows, columns)
     for survey in surveys:

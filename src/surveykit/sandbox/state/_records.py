@@ -85,6 +85,8 @@ class Survey(Record):
     generated_nasty: bool = False
     generated_wave: int = 0
     """The generator's wave (0: uniform ratings; 1, 2, ...: a tracking survey's waves)."""
+    generated_design: bool = False
+    """Whether the generator draws a panel's design columns (region, household, baseWeight)."""
 
     def to_json(self) -> dict[str, Any]:
         """The survey as JSON-ready values."""
