@@ -1,0 +1,65 @@
+"""Workbooks surveykit writes: strings come back as the same text, never formulas."""
+
+from __future__ import annotations
+
+import io
+from datetime import datetime
+from pathlib import Path
+
+import openpyxl
+import pandas as pd
+
+from surveykit._util.sheets import new_workbook, save_workbook, write_frame
+
+# What respondents may write: formulas, a link, signs, an at, a tab, a CR, an error code.
+TEXTS = [
+    "=1+1",
+    '=HYPERLINK("http://x","y")',
+    "+1",
+    "-2+3",
+    "@SUM(A1)",
+    "\t=1+1",
+    "\r=1+1",
+    "#N/A",
+    "=",
+    "plain",
+]
+
+
+def cells(path: Path | io.BytesIO) -> list[tuple[object, str]]:
+    sheet = openpyxl.load_workbook(path).worksheets[0]
+    return [(c.value, c.data_type) for row in sheet.iter_rows() for c in row]
+
+
+def test_a_saved_workbooks_strings_are_text_exactly_as_they_were(tmp_path: Path) -> None:
+    book = new_workbook()
+    assert book.worksheets == []
+    sheet = book.create_sheet("answers")
+    for row, text in enumerate(TEXTS, start=1):
+        sheet.cell(row, 1, text)
+        sheet.cell(row, 2, row)
+    save_workbook(book, tmp_path / "a.xlsx")
+    read = cells(tmp_path / "a.xlsx")
+    assert read[0::2] == [(text, "s") for text in TEXTS]
+    assert read[1::2] == [(row, "n") for row in range(1, len(TEXTS) + 1)]
+
+
+def test_a_frame_keeps_its_strings_as_text_and_its_numbers_and_dates(tmp_path: Path) -> None:
+    frame = pd.DataFrame(
+        {
+            "=answer": TEXTS,
+            "n": range(len(TEXTS)),
+            "x": [0.5] * len(TEXTS),
+            "when": [datetime(2026, 1, 2, 3, 4, 5)] * len(TEXTS),
+        }
+    )
+    frame.loc[1, "x"] = float("nan")
+    stream = io.BytesIO()
+    write_frame(frame, stream)
+    read = cells(io.BytesIO(stream.getvalue()))
+    assert read[:4] == [("=answer", "s"), ("n", "s"), ("x", "s"), ("when", "s")]
+    rows = [read[i : i + 4] for i in range(4, len(read), 4)]
+    assert [row[0] for row in rows] == [(text, "s") for text in TEXTS]
+    assert [row[1] for row in rows] == [(n, "n") for n in range(len(TEXTS))]
+    assert rows[0][2] == (0.5, "n") and rows[1][2][0] is None  # empty, as pandas writes it
+    assert rows[0][3] == (datetime(2026, 1, 2, 3, 4, 5), "d")
