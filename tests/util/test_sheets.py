@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import io
 from datetime import datetime
 from pathlib import Path
@@ -9,6 +10,7 @@ from pathlib import Path
 import openpyxl
 import pandas as pd
 
+import surveykit
 from surveykit._util.sheets import new_workbook, save_workbook, write_frame
 
 # What respondents may write: formulas, a link, signs, an at, a tab, a CR, an error code.
@@ -63,3 +65,54 @@ def test_a_frame_keeps_its_strings_as_text_and_its_numbers_and_dates(tmp_path: P
     assert [row[1] for row in rows] == [(n, "n") for n in range(len(TEXTS))]
     assert rows[0][2] == (0.5, "n") and rows[1][2][0] is None  # empty, as pandas writes it
     assert rows[0][3] == (datetime(2026, 1, 2, 3, 4, 5), "d")
+
+
+SRC = Path(surveykit.__file__).parent
+SURVEYKIT_TO_EXCEL = {"result", "report", "self"}
+"""Receivers whose ``.to_excel`` is surveykit's own (``Report.to_excel``), not pandas'."""
+
+
+def _makes_a_workbook(tree: ast.AST) -> list[int]:
+    """Lines that make or save a workbook other than through ``surveykit._util.sheets``."""
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").startswith("openpyxl"):
+            if any(alias.name == "Workbook" for alias in node.names):
+                lines.append(node.lineno)
+        elif isinstance(node, ast.Attribute | ast.Name) and (
+            getattr(node, "attr", None) in ("Workbook", "ExcelWriter")
+            or getattr(node, "id", None) == "ExcelWriter"
+        ):
+            lines.append(node.lineno)
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr == "to_excel"
+            and not (
+                isinstance(node.func.value, ast.Name)
+                and node.func.value.id in SURVEYKIT_TO_EXCEL
+            )
+        ):
+            lines.append(node.lineno)  # pandas' DataFrame.to_excel writes "=1" as a formula
+    return lines
+
+
+def test_no_module_makes_a_workbook_but_through_the_helper() -> None:
+    found = {
+        f"{path.relative_to(SRC)}:{line}"
+        for path in SRC.rglob("*.py")
+        if path != SRC / "_util" / "sheets.py"
+        for line in _makes_a_workbook(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert not found, "write workbooks with surveykit._util.sheets (text stays text)"
+
+
+def test_the_guard_sees_each_way_to_make_a_workbook() -> None:
+    for source in (
+        "from openpyxl import Workbook",
+        "import openpyxl\nopenpyxl.Workbook()",
+        "import pandas as pd\npd.ExcelWriter('x.xlsx')",
+        "frame.to_excel('x.xlsx', index=False)",
+    ):
+        assert _makes_a_workbook(ast.parse(source)), source
+    assert not _makes_a_workbook(ast.parse("result.to_excel(out)"))

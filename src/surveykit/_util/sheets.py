@@ -12,7 +12,7 @@ other module from making or saving a workbook itself.
 from __future__ import annotations
 
 import os
-from typing import IO, TYPE_CHECKING, Any, BinaryIO
+from typing import IO, TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -41,13 +41,13 @@ def save_workbook(book: Any, target: str | os.PathLike[str] | IO[bytes]) -> None
     book.save(target)
 
 
-def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | BinaryIO) -> None:
+def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes]) -> None:
     """Write ``frame`` as a one-sheet workbook (pandas' layout), its strings as text.
 
     The index is not written; the header is the column names.
     """
     import pandas as pd
 
-    with pd.ExcelWriter(target, engine="openpyxl") as writer:
+    with pd.ExcelWriter(cast(Any, target), engine="openpyxl") as writer:
         frame.to_excel(writer, index=False)
         as_text(writer.book)  # before the writer saves the book, as it closes

@@ -17,6 +17,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
+from surveykit._util.sheets import write_frame
 from surveykit.errors import (
     APIConnectionError,
     AuthenticationError,
@@ -352,7 +353,7 @@ def write_table(frame: pd.DataFrame, path: Path, *, option: str = "--out") -> No
             plain = frame.copy()
             for column in plain.select_dtypes(include=["datetimetz"]).columns:
                 plain[column] = plain[column].dt.tz_localize(None)  # Excel has no time zones
-            plain.to_excel(target, index=False)
+            write_frame(plain, target)  # every text as text: an answer "=1+1" is no formula
         else:
             frame.to_csv(target, index=False, encoding="utf-8")
 
