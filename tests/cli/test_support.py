@@ -15,6 +15,7 @@ from typer.testing import CliRunner
 import surveykit as sk
 from surveykit.cli import app
 from surveykit.client import Client
+from tests.helpers.files import mode, umask
 
 runner = CliRunner()
 ENV = {"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": "", "SURVEYKIT_OPTOUTS": ""}
@@ -95,3 +96,33 @@ def test_optouts_list_xlsx_writes_reasons_as_the_same_text(tmp_path: Path) -> No
         run("optouts", "add", f"4477009001{n:02d}", "--reason", reason, "--db", db)
     run("optouts", "list", "--out", str(out), "--db", db)
     assert sorted(column(out, "reason")) == sorted((reason, "s") for reason in ANSWERS)
+
+
+UMASK = 0o027
+"""Group may read, others nothing: a mode of 0o640, unlike both 0o600 and 0o644."""
+
+
+@pytest.mark.parametrize("suffix", [".csv", ".xlsx", ".parquet", ".json"])
+def test_results_files_get_the_permissions_the_umask_gives(tmp_path: Path, suffix: str) -> None:
+    out, chart = tmp_path / f"r{suffix}", tmp_path / "funnel.png"
+    with umask(UMASK):
+        run("results", "CSAT-SMS-2026", "--out", str(out), "--chart", str(chart))
+    assert (mode(out), mode(chart)) == (0o640, 0o640)
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_send_and_import_outcomes_get_the_permissions_the_umask_gives(tmp_path: Path) -> None:
+    source = people(tmp_path)
+    with umask(UMASK):
+        run("send", str(source), "--message", "Hi", "--source", SOURCE, "--test")
+        run("import", "CSAT-SMS-2026", str(source))
+    assert mode(tmp_path / "list.csv.sent.csv") == 0o640
+    assert mode(tmp_path / "list.csv.import.csv") == 0o640
+
+
+def test_the_optouts_list_gets_the_permissions_the_umask_gives(tmp_path: Path) -> None:
+    db, out = str(tmp_path / "o.sqlite"), tmp_path / "o.csv"
+    run("optouts", "add", "447700900101", "--db", db)
+    with umask(0o002):
+        run("optouts", "list", "--out", str(out), "--db", db)
+    assert mode(out) == 0o664
