@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 import surveykit as sk
 from surveykit.cli import app
+from surveykit.cli._support import guard_for_spreadsheets, spreadsheet_text
 from surveykit.client import Client
 from tests.helpers.files import mode, umask
 
@@ -126,3 +127,92 @@ def test_the_optouts_list_gets_the_permissions_the_umask_gives(tmp_path: Path) -
     with umask(0o002):
         run("optouts", "list", "--out", str(out), "--db", db)
     assert mode(out) == 0o664
+
+
+# ---------------------------------------------------------------- CSV for spreadsheets
+
+GUARDED = [f"'{answer}" if answer[0] in "=+-@\t\r" else answer for answer in ANSWERS]
+
+
+def read_csv_text(path: Path) -> list[dict[str, str]]:
+    """The rows of a CSV file as the csv module reads them: text, nothing converted."""
+    with path.open(encoding="utf-8", newline="") as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_results_csv_keeps_answers_exactly_by_default(tmp_path: Path, answered: Any) -> None:
+    out = tmp_path / "r.csv"
+    run("results", "CSAT-SMS-2026", "--out", str(out))
+    rows = read_csv_text(out)
+    assert [row["Q3"] for row in rows[: len(ANSWERS)]] == ANSWERS  # a lone CR too
+    assert len(rows) == 12
+    table = pd.read_csv(out, dtype=str, keep_default_na=False)
+    assert table["Q3"].tolist()[: len(ANSWERS)] == ANSWERS
+
+
+def test_results_csv_for_spreadsheets_quotes_what_a_spreadsheet_would_compute(
+    tmp_path: Path, answered: Any
+) -> None:
+    out = tmp_path / "r.csv"
+    run("results", "CSAT-SMS-2026", "--out", str(out), "--for-spreadsheets")
+    rows = read_csv_text(out)
+    assert [row["Q3"] for row in rows[: len(ANSWERS)]] == GUARDED
+    assert rows[0]["respondentId"] == "4101000001" and rows[0]["Q1"] == "5"  # data as it was
+
+
+def test_send_and_optouts_csv_for_spreadsheets(tmp_path: Path) -> None:
+    source, sent = people(tmp_path), tmp_path / "sent.csv"
+    args = ["send", str(source), "--message", "{firstName}", "--source", SOURCE, "--test"]
+    run(*args, "--out", str(sent), "--for-spreadsheets")
+    assert [row["text"] for row in read_csv_text(sent)] == GUARDED
+    run(*args, "--out", str(sent), "--no-journal")
+    assert [row["text"] for row in read_csv_text(sent)] == ANSWERS
+    db, listed = str(tmp_path / "o.sqlite"), tmp_path / "o.csv"
+    run("optouts", "add", "447700900101", "--reason", "=1+1", "--db", db)
+    run("optouts", "list", "--out", str(listed), "--db", db, "--for-spreadsheets")
+    assert [row["reason"] for row in read_csv_text(listed)] == ["'=1+1"]
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["results", "--out", "{tmp}/r.parquet"],
+        ["results", "--out", "{tmp}/r.json"],
+        ["results"],
+        ["send", "{tmp}/list.csv", "--message", "Hi", "--source", SOURCE, "--test",
+         "--out", "{tmp}/sent.json"],
+        ["import", "CSAT-SMS-2026", "{tmp}/list.csv", "--out", "{tmp}/outcome.parquet"],
+        ["optouts", "list", "--db", "{tmp}/o.sqlite", "--out", "{tmp}/o.json"],
+        ["optouts", "list", "--db", "{tmp}/o.sqlite"],
+    ],
+)  # fmt: skip
+def test_for_spreadsheets_is_refused_without_a_csv_out(tmp_path: Path, args: list[str]) -> None:
+    people(tmp_path)
+    run("optouts", "add", "447700900101", "--db", str(tmp_path / "o.sqlite"))
+    before = sorted(path.name for path in tmp_path.iterdir())
+    said = run(*(a.format(tmp=tmp_path) for a in args), "--for-spreadsheets", code=2)
+    assert "--for-spreadsheets" in said and "--out" in said
+    assert sorted(path.name for path in tmp_path.iterdir()) == before  # nothing written
+
+
+def test_guard_for_spreadsheets_quotes_text_of_every_kind_and_leaves_numbers() -> None:
+    frame = pd.DataFrame(
+        {
+            "=name": ["=1+1", "ok"],
+            "string": pd.array(["@SUM(A1)", None], dtype="string"),
+            "category": pd.Categorical(["-2+3", "+1"]),
+            "number": [-2, 3],
+            "float": [-0.5, None],
+        }
+    )
+    guarded = guard_for_spreadsheets(frame)
+    assert guarded.columns.tolist() == ["'=name", "string", "category", "number", "float"]
+    assert guarded["'=name"].tolist() == ["'=1+1", "ok"]
+    assert guarded["string"].tolist()[0] == "'@SUM(A1)" and pd.isna(guarded["string"][1])
+    assert guarded["category"].tolist() == ["'-2+3", "'+1"]
+    kept = ["string", "number", "float"]
+    assert guarded[kept].dtypes.tolist() == frame[kept].dtypes.tolist()
+    assert isinstance(guarded["category"].dtype, pd.CategoricalDtype)
+    assert guarded["number"].tolist() == [-2, 3]
+    assert frame["=name"].tolist() == ["=1+1", "ok"]  # the frame itself is not changed
+    assert [spreadsheet_text(t) for t in ("\t1", "\r1", "a=1", "")] == ["'\t1", "'\r1", "a=1", ""]
