@@ -216,3 +216,12 @@ def test_guard_for_spreadsheets_quotes_text_of_every_kind_and_leaves_numbers() -
     assert guarded["number"].tolist() == [-2, 3]
     assert frame["=name"].tolist() == ["=1+1", "ok"]  # the frame itself is not changed
     assert [spreadsheet_text(t) for t in ("\t1", "\r1", "a=1", "")] == ["'\t1", "'\r1", "a=1", ""]
+
+
+def test_text_an_xlsx_file_cannot_hold_is_one_line_naming_where(tmp_path: Path) -> None:
+    source, out = tmp_path / "list.csv", tmp_path / "sent.xlsx"
+    source.write_text('mobileNumber,firstName\n447911123001,Ana\n447911123002,"a\x0bb"\n')
+    said = run("send", str(source), "--message", "{firstName}", "--source", SOURCE, "--test",
+               "--out", str(out), code=1)  # fmt: skip
+    assert "'text', row 2" in said and "U+000B" in said and ".csv" in said
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["list.csv"]

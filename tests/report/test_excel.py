@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
+import pytest
 from openpyxl import load_workbook
 
 import surveykit as sk
@@ -59,3 +60,10 @@ def test_the_report_workbook_writes_answers_as_text(tmp_path: Path) -> None:
     assert not [cell for cell in cells if cell[1] in ("f", "e")]
     texts = {value for value, kind in cells if kind == "s"}
     assert set(ANSWERS) | {"=A1", "+B2", "@C3", '=HYPERLINK("http://x","Q")'} <= texts
+
+
+def test_text_an_xlsx_file_cannot_hold_is_an_export_error(tmp_path: Path) -> None:
+    table = analysis.proportions(pd.DataFrame({"Q1": ["ok", "a\x01b"]}), "Q1")
+    with pytest.raises(sk.ExportError, match=r"U\+0001"):
+        sk.to_excel({"t": table}, tmp_path / "t.xlsx")
+    assert list(tmp_path.iterdir()) == []

@@ -9,9 +9,11 @@ from pathlib import Path
 
 import openpyxl
 import pandas as pd
+import pytest
 
 import surveykit
 from surveykit._util.sheets import new_workbook, save_workbook, write_frame
+from surveykit.errors import ExportError
 
 # What respondents may write: formulas, a link, signs, an at, a tab, a CR, an error code.
 TEXTS = [
@@ -116,3 +118,12 @@ def test_the_guard_sees_each_way_to_make_a_workbook() -> None:
     ):
         assert _makes_a_workbook(ast.parse(source)), source
     assert not _makes_a_workbook(ast.parse("result.to_excel(out)"))
+
+
+def test_a_frame_with_text_xlsx_cannot_store_is_refused_before_writing() -> None:
+    stream = io.BytesIO()
+    with pytest.raises(ExportError, match=r"'b', row 2 .*'x\\x1fy' .*U\+001F"):
+        write_frame(pd.DataFrame({"a": [1, 2], "b": ["ok\ttab\r\n", "x\x1fy"]}), stream)
+    with pytest.raises(ExportError, match=r"column 'a\\x00'"):
+        write_frame(pd.DataFrame({"a\x00": [1]}), stream)
+    assert stream.getvalue() == b""

@@ -12,10 +12,18 @@ other module from making or saving a workbook itself.
 from __future__ import annotations
 
 import os
-from typing import IO, TYPE_CHECKING, Any, cast
+import re
+from typing import IO, TYPE_CHECKING, Any, Final, cast
+
+from surveykit.errors import ExportError
 
 if TYPE_CHECKING:
     import pandas as pd
+
+CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
+"""The characters an .xlsx file cannot store (XML 1.0): control characters but tab, LF, CR."""
+
+CANNOT_STORE: Final = "a control character ({}) that an .xlsx file cannot store"
 
 
 def new_workbook() -> Any:
@@ -41,12 +49,44 @@ def save_workbook(book: Any, target: str | os.PathLike[str] | IO[bytes]) -> None
     book.save(target)
 
 
+def control_character(text: str) -> str | None:
+    """The first character of ``text`` an .xlsx file cannot store, as ``U+000B``; else None."""
+    found = CONTROL.search(text)
+    return f"U+{ord(found.group()):04X}" if found else None
+
+
+def check_frame(frame: pd.DataFrame) -> None:
+    """Refuse a frame with text an .xlsx file cannot store, naming its column and row.
+
+    Raises:
+        ExportError: ``'text', row 2 (1 = the first row under the header): ...``.
+    """
+    for label in frame.columns:
+        if isinstance(label, str) and (character := control_character(label)):
+            raise ExportError(f"column {label!r}: its name holds {CANNOT_STORE.format(character)}")
+    for name, column in frame.items():
+        if column.dtype.kind in "biufcmM":  # numbers, booleans, datetimes: no text
+            continue
+        for row, value in enumerate(column.tolist(), start=1):
+            if isinstance(value, str) and (character := control_character(value)):
+                raise ExportError(
+                    f"{name!r}, row {row} (1 = the first row under the header): "
+                    f"{value!r} holds {CANNOT_STORE.format(character)}"
+                )
+
+
 def write_frame(frame: pd.DataFrame, target: str | os.PathLike[str] | IO[bytes]) -> None:
     """Write ``frame`` as a one-sheet workbook (pandas' layout), its strings as text.
 
     The index is not written; the header is the column names.
+
+    Raises:
+        ExportError: a text an .xlsx file cannot store (:func:`check_frame`); nothing
+            is written.
     """
     import pandas as pd
+
+    check_frame(frame)
 
     with pd.ExcelWriter(cast(Any, target), engine="openpyxl") as writer:
         frame.to_excel(writer, index=False)

@@ -22,6 +22,7 @@ from surveykit.errors import (
     APIConnectionError,
     AuthenticationError,
     ConfigurationError,
+    ExportError,
     SurveykitError,
     ValidationError,
 )
@@ -420,7 +421,12 @@ def write_table(
             # holds one; unquoted, it would split the row (and start a new one with "=").
             table.to_csv(target, index=False, encoding="utf-8", lineterminator="\r\n")
 
-    write_file(path, write, option=option)
+    try:
+        write_file(path, write, option=option)
+    except ExportError as exc:
+        raise CommandError(
+            f"{option} {path}: {exc}; write .csv, .parquet or .json instead"
+        ) from None
 
 
 def write_file(path: Path, write: Callable[[IO[bytes]], Any], *, option: str) -> None:

@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from surveykit._util.atomic import atomic_path
-from surveykit._util.sheets import new_workbook, save_workbook
+from surveykit._util.sheets import CANNOT_STORE, control_character, new_workbook, save_workbook
 from surveykit.errors import ExportError
 
 PERCENT: Final = "0.0%"
@@ -70,7 +70,13 @@ def to_excel(
 
     Returns:
         ``{sheet name: table name}``: the (valid, unique) sheet of each table.
+
+    Raises:
+        ExportError: a table that is not a DataFrame, or a text with a control character
+            an .xlsx file cannot store (names the table); nothing is written.
     """
+    from openpyxl.utils.exceptions import IllegalCharacterError
+
     if isinstance(tables, Mapping):
         items = list(tables.items())
     else:
@@ -82,12 +88,17 @@ def to_excel(
             raise ExportError(f"tables[{name!r}]: expected a DataFrame, got {type(frame).__name__}")
     names = sheet_names([name for name, _ in items])
     book = new_workbook()
-    for sheet_name, (_, frame) in zip(names, items, strict=True):
+    for sheet_name, (name, frame) in zip(names, items, strict=True):
         sheet = book.create_sheet(sheet_name)
-        if _is_crosstab(frame):
-            _crosstab_sheet(sheet, frame)
-        else:
-            _table_sheet(sheet, frame)
+        try:
+            if _is_crosstab(frame):
+                _crosstab_sheet(sheet, frame)
+            else:
+                _table_sheet(sheet, frame)
+        except IllegalCharacterError as exc:
+            character = control_character(str(exc)) or "?"
+            what = CANNOT_STORE.format(character)
+            raise ExportError(f"tables[{name!r}]: a text holds {what}") from None
     with atomic_path(Path(path)) as temporary:
         save_workbook(book, temporary)  # text as text: an answer "=1+1" is no formula
     return {sheet: name for sheet, (name, _) in zip(names, items, strict=True)}
