@@ -3,20 +3,19 @@
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pandas as pd
 import pytest
 from openpyxl import load_workbook
 from typer.testing import CliRunner
 
-import surveykit as sk
 from surveykit.cli import app
 from surveykit.cli._support import guard_for_spreadsheets, spreadsheet_text
-from surveykit.client import Client
 from tests.helpers.files import mode, umask
+from tests.helpers.sandbox_server import ServedSandbox
 
 runner = CliRunner()
 ENV = {"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": "", "SURVEYKIT_OPTOUTS": ""}
@@ -53,17 +52,24 @@ def column(path: Path, name: str) -> list[tuple[Any, str]]:
     return [row[at] for row in rows[1:]]
 
 
-@pytest.fixture
-def answered(monkeypatch: pytest.MonkeyPatch) -> Iterator[sk.Sandbox]:
-    """`surveykit results` on a sandbox whose respondents answered ANSWERS to CSAT's Q3."""
-    sandbox = sk.Sandbox(seed=0)
+@pytest.fixture(scope="module")
+def answered(served: ServedSandbox) -> dict[str, str]:
+    """The environment of a served sandbox whose respondents answered ANSWERS to CSAT's Q3."""
+    admin = {"Authorization": f"Basic {served.token}"}
     for n, answer in enumerate(ANSWERS, start=1):
-        sandbox.simulate_answers("CSAT-SMS-2026", str(4101000000 + n), {"Q3": answer})
-    monkeypatch.setattr(
-        "surveykit.cli._data.make_client", lambda *args, **kwargs: Client.sandbox(sandbox)
-    )
-    yield sandbox
-    sandbox.close()
+        body = {"surveyReference": "CSAT-SMS-2026", "respondent": str(4101000000 + n),
+                "answers": {"Q3": answer}}  # fmt: skip
+        posted = httpx.post(f"{served.base_url}/_sandbox/simulate/answers", json=body,
+                            headers=admin)  # fmt: skip
+        assert posted.status_code < 300, posted.text
+    return {**ENV, "SURVEYKIT_BASE_URL": served.base_url, "SURVEYKIT_TOKEN": served.token}
+
+
+def results(env: dict[str, str], *args: str) -> str:
+    """``surveykit results CSAT-SMS-2026 ARGS`` on the platform ``env`` names."""
+    result = runner.invoke(app, ["results", "CSAT-SMS-2026", *args], env=env)
+    assert result.exit_code == 0 and "Traceback" not in result.output, result.output
+    return result.output
 
 
 def people(tmp_path: Path) -> Path:
@@ -75,9 +81,11 @@ def people(tmp_path: Path) -> Path:
     return source
 
 
-def test_results_xlsx_writes_answers_as_the_same_text(tmp_path: Path, answered: Any) -> None:
+def test_results_xlsx_writes_answers_as_the_same_text(
+    tmp_path: Path, answered: dict[str, str]
+) -> None:
     out = tmp_path / "r.xlsx"
-    run("results", "CSAT-SMS-2026", "--out", str(out))
+    results(answered, "--out", str(out))
     assert column(out, "Q3")[: len(ANSWERS)] == [(answer, "s") for answer in ANSWERS]
     assert not [cell for row in cells(out) for cell in row if cell[1] in ("f", "e")]
     assert {kind for _, kind in column(out, "Q1") if _ is not None} == {"n"}  # numbers stay
@@ -140,9 +148,11 @@ def read_csv_text(path: Path) -> list[dict[str, str]]:
         return list(csv.DictReader(handle))
 
 
-def test_results_csv_keeps_answers_exactly_by_default(tmp_path: Path, answered: Any) -> None:
+def test_results_csv_keeps_answers_exactly_by_default(
+    tmp_path: Path, answered: dict[str, str]
+) -> None:
     out = tmp_path / "r.csv"
-    run("results", "CSAT-SMS-2026", "--out", str(out))
+    results(answered, "--out", str(out))
     rows = read_csv_text(out)
     assert [row["Q3"] for row in rows[: len(ANSWERS)]] == ANSWERS  # a lone CR too
     assert len(rows) == 12
@@ -151,10 +161,10 @@ def test_results_csv_keeps_answers_exactly_by_default(tmp_path: Path, answered: 
 
 
 def test_results_csv_for_spreadsheets_quotes_what_a_spreadsheet_would_compute(
-    tmp_path: Path, answered: Any
+    tmp_path: Path, answered: dict[str, str]
 ) -> None:
     out = tmp_path / "r.csv"
-    run("results", "CSAT-SMS-2026", "--out", str(out), "--for-spreadsheets")
+    results(answered, "--out", str(out), "--for-spreadsheets")
     rows = read_csv_text(out)
     assert [row["Q3"] for row in rows[: len(ANSWERS)]] == GUARDED
     assert rows[0]["respondentId"] == "4101000001" and rows[0]["Q1"] == "5"  # data as it was
