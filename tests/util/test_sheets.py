@@ -12,7 +12,7 @@ import pandas as pd
 import pytest
 
 import surveykit
-from surveykit._util.sheets import new_workbook, save_workbook, write_frame
+from surveykit._util.sheets import CELL_CHARACTERS, new_workbook, save_workbook, write_frame
 from surveykit.errors import ExportError
 
 # What respondents may write: formulas, a link, signs, an at, a tab, a CR, an error code.
@@ -127,3 +127,11 @@ def test_a_frame_with_text_xlsx_cannot_store_is_refused_before_writing() -> None
     with pytest.raises(ExportError, match=r"column 'a\\x00'"):
         write_frame(pd.DataFrame({"a\x00": [1]}), stream)
     assert stream.getvalue() == b""
+
+
+def test_a_text_longer_than_a_cell_holds_is_refused_not_cut(tmp_path: Path) -> None:
+    longest = "=" + "x" * (CELL_CHARACTERS - 1)
+    write_frame(pd.DataFrame({"a": [longest]}), tmp_path / "ok.xlsx")
+    assert cells(tmp_path / "ok.xlsx")[1] == (longest, "s")
+    with pytest.raises(ExportError, match=r"'a', row 1 .*32,768 characters.*32,767"):
+        write_frame(pd.DataFrame({"a": [longest + "y"]}), tmp_path / "long.xlsx")

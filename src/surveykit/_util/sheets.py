@@ -25,6 +25,9 @@ CONTROL: Final = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f]")
 
 CANNOT_STORE: Final = "a control character ({}) that an .xlsx file cannot store"
 
+CELL_CHARACTERS: Final = 32_767
+"""The most characters an .xlsx cell holds (openpyxl cuts a longer text without a word)."""
+
 
 def new_workbook() -> Any:
     """An empty openpyxl workbook (no sheet): add sheets, then :func:`save_workbook` it."""
@@ -58,6 +61,9 @@ def control_character(text: str) -> str | None:
 def check_frame(frame: pd.DataFrame) -> None:
     """Refuse a frame with text an .xlsx file cannot store, naming its column and row.
 
+    A text cannot hold a control character other than tab, LF and CR, nor be longer than
+    :data:`CELL_CHARACTERS`: it would be refused, or cut, by openpyxl.
+
     Raises:
         ExportError: ``'text', row 2 (1 = the first row under the header): ...``.
     """
@@ -68,10 +74,15 @@ def check_frame(frame: pd.DataFrame) -> None:
         if column.dtype.kind in "biufcmM":  # numbers, booleans, datetimes: no text
             continue
         for row, value in enumerate(column.tolist(), start=1):
-            if isinstance(value, str) and (character := control_character(value)):
+            if not isinstance(value, str):
+                continue
+            where = f"{name!r}, row {row} (1 = the first row under the header)"
+            if character := control_character(value):
+                raise ExportError(f"{where}: {value!r} holds {CANNOT_STORE.format(character)}")
+            if len(value) > CELL_CHARACTERS:
                 raise ExportError(
-                    f"{name!r}, row {row} (1 = the first row under the header): "
-                    f"{value!r} holds {CANNOT_STORE.format(character)}"
+                    f"{where}: a text of {len(value):,} characters; an .xlsx cell holds at "
+                    f"most {CELL_CHARACTERS:,}"
                 )
 
 
