@@ -14,6 +14,7 @@ from openpyxl import load_workbook
 import surveykit as sk
 from surveykit.report import Codebook, ExportError, LabelError, Question
 from surveykit.report._excel import P_VALUE, PERCENT, PERCENT_POINTS, sheet_names
+from tests.helpers.files import mode, umask
 
 SAT = {"1": "Very unhappy", "2": "Unhappy", "3": "Neutral", "4": "Happy", "5": "Very happy"}
 LONG_TEXT = "How satisfied were you with the café, the staff and the queue today? " * 4
@@ -308,3 +309,14 @@ def test_excel_nps_and_compare_formats(tmp_path: Path) -> None:
     assert row["p_value"].number_format == P_VALUE
     assert row["significant"].value is False
     assert row["95% CI"].value == "-8.6% to 28.6%"
+
+
+def test_files_get_the_permissions_the_umask_gives(tmp_path: Path) -> None:
+    df = results()
+    with umask(0o027):
+        sk.to_spss(df, tmp_path / "r.sav", codebook())
+        sk.to_stata(df, tmp_path / "r.dta", codebook())
+        sk.to_excel({"t": proportions_frame()}, tmp_path / "r.xlsx")
+        codebook().write(tmp_path / "codebook.xlsx")
+    modes = {path.name: mode(path) for path in tmp_path.iterdir()}
+    assert modes == dict.fromkeys(["r.sav", "r.dta", "r.xlsx", "codebook.xlsx"], 0o640)

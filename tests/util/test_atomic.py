@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,6 +23,7 @@ from typer.testing import CliRunner
 import surveykit as sk
 from surveykit._util.atomic import atomic_path, check_writable
 from surveykit.cli import app as cli_app
+from tests.helpers.files import mode, umask
 from tests.helpers.http_servers import serve_asgi, serve_raw
 
 TOKEN = "atomic-test-token"
@@ -314,3 +316,17 @@ def test_send_journals_by_default_so_a_rerun_sends_nothing(
     third = runner.invoke(cli_app, ["send", str(source), *SEND, "--no-journal"], env=env)
     assert third.exit_code == 0, third.output
     assert "journaled" not in third.output and accepted(served) - before == 8
+
+
+def test_a_writer_that_replaces_the_temporary_file_does_not_set_the_permissions(
+    tmp_path: Path,
+) -> None:
+    # Some writers make their own file (mkstemp: 0o600) and rename it over the path they
+    # were given; the target still gets the permissions the umask gives a new file.
+    target = tmp_path / "out.bin"
+    with umask(0o027), atomic_path(target) as temporary:
+        handle, name = tempfile.mkstemp(dir=tmp_path)
+        os.close(handle)
+        os.replace(name, temporary)
+    assert mode(target) == 0o640
+    assert leftovers(tmp_path) == []

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Final
@@ -47,7 +48,8 @@ def atomic_path(target: str | os.PathLike[str], *, mkdir: bool = False) -> Itera
 
     Yields:
         The temporary path: write the whole file there (it is created empty, with the
-        permissions a new file would get).
+        permissions a new file would get: ``0o666`` less the umask). The target gets
+        those permissions even if the writer replaced the file with one of its own.
 
     Example:
         >>> with atomic_path("out.parquet") as tmp:  # doctest: +SKIP
@@ -58,11 +60,18 @@ def atomic_path(target: str | os.PathLike[str], *, mkdir: bool = False) -> Itera
         final.parent.mkdir(parents=True, exist_ok=True)
     temporary = temporary_name(final)
     # O_EXCL: never reuse another writer's file; 0o666 so the umask decides, as for open().
-    os.close(os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666))
+    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    try:
+        permissions = stat.S_IMODE(os.fstat(fd).st_mode)  # 0o666 & ~umask
+    finally:
+        os.close(fd)
     try:
         yield temporary
         with open(temporary, "rb+") as written:
             os.fsync(written.fileno())
+            replaced = stat.S_IMODE(os.fstat(written.fileno()).st_mode) != permissions
+        if replaced:  # the writer made a file of its own (mkstemp: 0o600): the umask's
+            os.chmod(temporary, permissions)
         os.replace(temporary, final)
     except BaseException:
         with contextlib.suppress(OSError):

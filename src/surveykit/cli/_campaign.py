@@ -12,9 +12,12 @@ from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
     CommandError,
+    ForSpreadsheets,
     Token,
+    check_for_spreadsheets,
     make_client,
     read_table,
+    usage,
     write_table,
 )
 
@@ -88,8 +91,13 @@ def optouts_list(
         Path | None, typer.Option(help="Write the list (.csv .parquet .json .xlsx).")
     ] = None,
     db: OptOutsPath = Path("optouts.sqlite"),
+    spreadsheets: ForSpreadsheets = False,
 ) -> None:
     """Print the numbers on the opt-out list (number, reason, since, source)."""
+    if out is None and spreadsheets:
+        raise usage("--for-spreadsheets: give the --out file it is for")
+    if out is not None:
+        check_for_spreadsheets(out, spreadsheets)
     if not db.exists():
         raise CommandError(f"--db: no opt-out list {db}")
     optouts = _open(db)
@@ -98,7 +106,7 @@ def optouts_list(
     finally:
         optouts.close()
     if out is not None:
-        write_table(frame, out)
+        write_table(frame, out, for_spreadsheets=spreadsheets)
         typer.echo(f"wrote {len(frame):,} numbers to {out}")
         return
     typer.echo(frame.to_string(index=False) if len(frame) else "the opt-out list is empty")
@@ -163,6 +171,7 @@ def remind(
     out: Annotated[
         Path | None, typer.Option(help="Per-row outcome file (default: beside the journal).")
     ] = None,
+    spreadsheets: ForSpreadsheets = False,
     base_url: BaseUrl = None,
     token: Token = None,
     allow_insecure_http: AllowInsecureHttp = False,
@@ -178,6 +187,7 @@ def remind(
         if path is not None and not path.is_file():
             raise CommandError(f"{option} {path}: no such file")
     target = wave_journal or _next_journal(journal)
+    check_for_spreadsheets(out or target.with_suffix(".sent.csv"), spreadsheets)
     if target.resolve() in {p.resolve() for p in journal}:
         raise CommandError(
             f"--wave-journal: {target} is one of the --journal files; give a new file"
@@ -217,7 +227,7 @@ def remind(
     except (ValueError, TypeError, OSError, sk.SurveykitError) as exc:
         raise CommandError(str(exc)) from None
     written = out or target.with_suffix(".sent.csv")
-    write_table(result.frame, written)
+    write_table(result.frame, written, for_spreadsheets=spreadsheets)
     typer.echo(repr(result))
     typer.echo(f"journal {target}; wrote the outcome of {len(result.frame):,} rows to {written}")
 

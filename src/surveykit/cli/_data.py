@@ -21,7 +21,9 @@ from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
     CommandError,
+    ForSpreadsheets,
     Token,
+    check_for_spreadsheets,
     check_output,
     check_sqlite_file,
     check_token,
@@ -83,6 +85,7 @@ def results(
             help="Write the response funnel chart (.png .svg .pdf); its folder must exist.",
         ),
     ] = None,
+    spreadsheets: ForSpreadsheets = False,
     base_url: BaseUrl = None,
     token: Token = None,
     allow_insecure_http: AllowInsecureHttp = False,
@@ -95,6 +98,9 @@ def results(
         raise usage(f"--format: {format!r} is not one of {', '.join(allowed)}")
     if out is not None:
         check_output(out, "--out")
+        check_for_spreadsheets(out, spreadsheets)
+    elif spreadsheets:
+        raise usage("--for-spreadsheets: give the --out file it is for")
     if chart is not None:
         check_output(chart, "--chart", CHARTS)
     if since is not None and since.tzinfo is None:
@@ -109,7 +115,7 @@ def results(
     # (`surveykit results --out x.csv | head`) still gets them.
     wrote: list[str] = []
     if out is not None:
-        write_table(frame, out)
+        write_table(frame, out, for_spreadsheets=spreadsheets)
         wrote.append(f"wrote {len(frame):,} rows to {out}")
     if chart is not None:
         if not len(frame):
@@ -229,6 +235,7 @@ def import_(
     dry_run: Annotated[
         bool, typer.Option("--dry-run", help="Build and show the plan; send nothing.")
     ] = False,
+    spreadsheets: ForSpreadsheets = False,
     base_url: BaseUrl = None,
     token: Token = None,
     allow_insecure_http: AllowInsecureHttp = False,
@@ -254,8 +261,9 @@ def import_(
         if not sep or not column:
             raise usage(f"--map {item!r}: expected COLUMN=property (COLUMN= leaves it out)")
         mapping[column] = prop or None
-    df = read_table(file)
     target = outcome_path(file, out, "import")
+    check_for_spreadsheets(target, spreadsheets)
+    df = read_table(file)
     if not dry_run:
         check_output(target, "--out")
     from surveykit.client._config import resolve_default_region
@@ -285,7 +293,7 @@ def import_(
         )
     except sk.ImportStoppedError as exc:
         stopped, outcome = exc, exc.result
-    write_table(outcome, target)
+    write_table(outcome, target, for_spreadsheets=spreadsheets)
     counts = outcome["status"].value_counts()
     typer.echo("outcome: " + ", ".join(f"{k} {v}" for k, v in counts.items()))
     typer.echo(f"wrote the outcome of {len(outcome):,} rows to {target}")
@@ -352,6 +360,7 @@ def send(
             "folder must exist.",
         ),
     ] = None,
+    spreadsheets: ForSpreadsheets = False,
     base_url: BaseUrl = None,
     token: Token = None,
     allow_insecure_http: AllowInsecureHttp = False,
@@ -371,8 +380,9 @@ def send(
         raise usage("--journal and --no-journal: choose one")
     if only_failed and no_journal:
         raise usage("--only-failed needs the journal of the earlier run")
-    df = read_table(file)
     target = outcome_path(file, out, "sent")
+    check_for_spreadsheets(target, spreadsheets)
+    df = read_table(file)
     if not preview:
         check_output(target, "--out")
     default_journal = journal is None and not (no_journal or test or preview)
@@ -422,7 +432,7 @@ def send(
             progress=sys.stderr.isatty(),  # a bar on a terminal, not in a log
         )
     except sk.BatchInterrupted as stopped:
-        write_table(stopped.result.frame, target)
+        write_table(stopped.result.frame, target, for_spreadsheets=spreadsheets)
         resume = f"; re-run with --journal {journal} to go on" if journal else ""
         raise CommandError(
             f"interrupted: {stopped.result.sent_now:,} rows sent; the outcome of every row is "
@@ -446,7 +456,7 @@ def send(
         # Refused before anything was sent: a template, a window, a column, a channel.
         raise usage(str(exc)) from None
     try:
-        write_table(result.frame, target)
+        write_table(result.frame, target, for_spreadsheets=spreadsheets)
     except CommandError as exc:
         kept = f"; the journal {journal} has every row" if journal else ""
         sent = f"{result.sent_now:,} row{' was' if result.sent_now == 1 else 's were'} sent"

@@ -9,18 +9,20 @@ Nothing here imports pandas or the client at import time: ``surveykit --help`` s
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
+from surveykit._util.atomic import atomic_path
+from surveykit._util.sheets import write_frame
 from surveykit.errors import (
     APIConnectionError,
     AuthenticationError,
     ConfigurationError,
+    ExportError,
     SurveykitError,
     ValidationError,
 )
@@ -84,6 +86,20 @@ AllowInsecureHttp = Annotated[
         help="Send the token over plain http to another machine (not only to this one).",
     ),
 ]
+
+ForSpreadsheets = Annotated[
+    bool,
+    typer.Option(
+        "--for-spreadsheets",
+        help="A .csv --out for people to open in Excel or LibreOffice: text that starts "
+        "with = + - @ or a tab or CR gets a ' in front, so it is never computed as a "
+        "formula. Off: the file keeps the data exactly. (.xlsx keeps text as text either "
+        "way.)",
+    ),
+]
+
+SPREADSHEET_FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
+"""What a spreadsheet computes a CSV field by, at its start (OWASP, CSV injection)."""
 
 SANDBOX_NOTES: list[str] = []
 """The notice that a command ran on the embedded sandbox, printed by ``cli.py`` when the
@@ -335,10 +351,56 @@ def check_output(path: Path, option: str, suffixes: tuple[str, ...] = WRITABLE) 
         ) from None
 
 
-def write_table(frame: pd.DataFrame, path: Path, *, option: str = "--out") -> None:
+def check_for_spreadsheets(path: Path, for_spreadsheets: bool, option: str = "--out") -> None:
+    """Refuse ``--for-spreadsheets`` with an output that is not .csv or .xlsx (usage, 2)."""
+    if for_spreadsheets and path.suffix.lower() not in (".csv", ".xlsx"):
+        raise usage(
+            f"--for-spreadsheets: only for a .csv {option} (a {path.suffix or 'file'} file "
+            "is not opened as a spreadsheet; an .xlsx file keeps text as text anyway)"
+        )
+
+
+def spreadsheet_text(value: str) -> str:
+    """``value`` with a ``'`` in front if a spreadsheet would compute it (``=1+1``)."""
+    return "'" + value if value.startswith(SPREADSHEET_FORMULA_STARTS) else value
+
+
+def guard_for_spreadsheets(frame: pd.DataFrame) -> pd.DataFrame:
+    """``frame`` with every text (and column name) a spreadsheet would compute quoted.
+
+    OWASP's advice for CSV files that people open: a field that starts with ``=``, ``+``,
+    ``-``, ``@``, a tab or a CR gets a leading ``'``. Numbers are not text, so stay as
+    they are.
+    """
+    import pandas as pd
+
+    def guard(value: Any) -> Any:
+        return spreadsheet_text(value) if isinstance(value, str) else value
+
+    out = frame.copy()
+    for name in out.columns:
+        column = out[name]
+        if column.dtype == object or isinstance(column.dtype, pd.StringDtype):
+            out[name] = column.map(guard, na_action="ignore").astype(column.dtype)
+        elif isinstance(column.dtype, pd.CategoricalDtype):
+            out[name] = column.cat.rename_categories(guard)
+    out.columns = [guard(name) for name in out.columns]
+    return out
+
+
+def write_table(
+    frame: pd.DataFrame,
+    path: Path,
+    *,
+    option: str = "--out",
+    for_spreadsheets: bool = False,
+) -> None:
     """Write a table by the file's suffix: .csv, .parquet, .json, .xlsx.
 
     A named index (the input's ``row``) is written as a column; an unnamed one is not.
+    A CSV file has CRLF line ends (RFC 4180), so a field with a CR alone is quoted and
+    read back whole; ``for_spreadsheets`` quotes what a spreadsheet would compute
+    (:func:`guard_for_spreadsheets`). An .xlsx file's text is always text (no formula).
     """
     frame = frame.reset_index() if frame.index.name is not None else frame
     suffix = path.suffix.lower()
@@ -352,11 +414,19 @@ def write_table(frame: pd.DataFrame, path: Path, *, option: str = "--out") -> No
             plain = frame.copy()
             for column in plain.select_dtypes(include=["datetimetz"]).columns:
                 plain[column] = plain[column].dt.tz_localize(None)  # Excel has no time zones
-            plain.to_excel(target, index=False)
+            write_frame(plain, target)  # every text as text: an answer "=1+1" is no formula
         else:
-            frame.to_csv(target, index=False, encoding="utf-8")
+            table = guard_for_spreadsheets(frame) if for_spreadsheets else frame
+            # CRLF: Python's csv module quotes a field with a lone CR only if the line end
+            # holds one; unquoted, it would split the row (and start a new one with "=").
+            table.to_csv(target, index=False, encoding="utf-8", lineterminator="\r\n")
 
-    write_file(path, write, option=option)
+    try:
+        write_file(path, write, option=option)
+    except ExportError as exc:
+        raise CommandError(
+            f"{option} {path}: {exc}; write .csv, .parquet or .json instead"
+        ) from None
 
 
 def write_file(path: Path, write: Callable[[IO[bytes]], Any], *, option: str) -> None:
@@ -373,25 +443,11 @@ def write_file(path: Path, write: Callable[[IO[bytes]], Any], *, option: str) ->
             with open(path, "wb") as stream:
                 write(stream)
             return
-        with _temporary_beside(path) as (stream, temporary):
+        # Beside the file, then renamed over it; with the permissions the umask gives.
+        with atomic_path(path) as temporary, open(temporary, "wb") as stream:
             write(stream)
-            stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
     except OSError as exc:
         raise CommandError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
-
-
-@contextlib.contextmanager
-def _temporary_beside(path: Path) -> Iterator[tuple[IO[bytes], str]]:
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            yield stream, name
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
 
 
 def check_sqlite_file(

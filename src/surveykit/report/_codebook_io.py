@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from surveykit._util.atomic import atomic_path
+from surveykit._util.sheets import new_workbook, save_workbook
 from surveykit.errors import CodebookError
 from surveykit.report._codebook import FRAME_COLUMNS, Codebook, Question, code_text
 
@@ -97,13 +98,11 @@ def _text_rows(codebook: Codebook) -> list[list[str]]:
 
 
 def _write_xlsx(codebook: Codebook, path: Path) -> None:
-    from openpyxl import Workbook
     from openpyxl.styles import Font
     from openpyxl.utils.exceptions import IllegalCharacterError
 
-    book = Workbook()
-    sheet = book.active
-    sheet.title = SHEET
+    book = new_workbook()
+    sheet = book.create_sheet(SHEET)
     sheet.append(list(FRAME_COLUMNS))
     for cell in sheet[1]:
         cell.font = Font(bold=True)
@@ -122,7 +121,7 @@ def _write_xlsx(codebook: Codebook, path: Path) -> None:
     sheet.freeze_panes = "A2"
     for letter, width in zip("ABCDEFGHI", (12, 50, 9, 6, 6, 9, 10, 30, 8), strict=True):
         sheet.column_dimensions[letter].width = width
-    book.save(path)
+    save_workbook(book, path)
 
 
 # ----------------------------------------------------------------- reading

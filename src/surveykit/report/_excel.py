@@ -13,6 +13,7 @@ import numpy as np
 import pandas as pd
 
 from surveykit._util.atomic import atomic_path
+from surveykit._util.sheets import CANNOT_STORE, control_character, new_workbook, save_workbook
 from surveykit.errors import ExportError
 
 PERCENT: Final = "0.0%"
@@ -59,7 +60,8 @@ def to_excel(
     crosstab (``attrs`` with ``letters`` / ``column_letters`` / ``test``) is written wide:
     each group's column percentage with its significance letters beside it, the group's
     own letter in the header, and the chi-square test (chi2, df, p-value, Cramér's V, n)
-    below the table.
+    below the table. Every text (answers, labels, question texts) is written as text,
+    exactly as it is: one that starts with ``=`` is no formula.
 
     Args:
         tables: ``{sheet name: frame}``, or frames named from their ``attrs``
@@ -68,8 +70,12 @@ def to_excel(
 
     Returns:
         ``{sheet name: table name}``: the (valid, unique) sheet of each table.
+
+    Raises:
+        ExportError: a table that is not a DataFrame, or a text with a control character
+            an .xlsx file cannot store (names the table); nothing is written.
     """
-    from openpyxl import Workbook
+    from openpyxl.utils.exceptions import IllegalCharacterError
 
     if isinstance(tables, Mapping):
         items = list(tables.items())
@@ -81,16 +87,20 @@ def to_excel(
         if not isinstance(frame, pd.DataFrame):
             raise ExportError(f"tables[{name!r}]: expected a DataFrame, got {type(frame).__name__}")
     names = sheet_names([name for name, _ in items])
-    book = Workbook()
-    book.remove(book.active)
-    for sheet_name, (_, frame) in zip(names, items, strict=True):
+    book = new_workbook()
+    for sheet_name, (name, frame) in zip(names, items, strict=True):
         sheet = book.create_sheet(sheet_name)
-        if _is_crosstab(frame):
-            _crosstab_sheet(sheet, frame)
-        else:
-            _table_sheet(sheet, frame)
+        try:
+            if _is_crosstab(frame):
+                _crosstab_sheet(sheet, frame)
+            else:
+                _table_sheet(sheet, frame)
+        except IllegalCharacterError as exc:
+            character = control_character(str(exc)) or "?"
+            what = CANNOT_STORE.format(character)
+            raise ExportError(f"tables[{name!r}]: a text holds {what}") from None
     with atomic_path(Path(path)) as temporary:
-        book.save(temporary)
+        save_workbook(book, temporary)  # text as text: an answer "=1+1" is no formula
     return {sheet: name for sheet, (name, _) in zip(names, items, strict=True)}
 
 
