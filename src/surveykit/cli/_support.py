@@ -9,14 +9,14 @@ Nothing here imports pandas or the client at import time: ``surveykit --help`` s
 from __future__ import annotations
 
 import contextlib
-import os
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
+from surveykit._util.atomic import atomic_path
 from surveykit.errors import (
     APIConnectionError,
     AuthenticationError,
@@ -373,25 +373,12 @@ def write_file(path: Path, write: Callable[[IO[bytes]], Any], *, option: str) ->
             with open(path, "wb") as stream:
                 write(stream)
             return
-        with _temporary_beside(path) as (stream, temporary):
+        # The shared writer: its temporary names let the next write clear a killed one's.
+        with atomic_path(path) as temporary, open(temporary, "wb") as stream:
             write(stream)
             stream.flush()
-            os.fsync(stream.fileno())
-        os.replace(temporary, path)
     except OSError as exc:
         raise CommandError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
-
-
-@contextlib.contextmanager
-def _temporary_beside(path: Path) -> Iterator[tuple[IO[bytes], str]]:
-    handle, name = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
-    try:
-        with os.fdopen(handle, "wb") as stream:
-            yield stream, name
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
 
 
 def check_sqlite_file(
