@@ -431,8 +431,7 @@ def send(
         ) from None
     except JournalMismatchError as exc:
         raise CommandError(
-            f"--journal {journal}: {exc} (--journal FILE for a new journal, or --no-journal "
-            "for none)"
+            f"{exc} (--journal FILE for a new journal, or --no-journal for none)"
         ) from None
     except JournalLockedError as exc:
         raise CommandError(str(exc)) from None
