@@ -16,6 +16,7 @@ import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from pathlib import Path
 
 import pytest
@@ -230,3 +231,26 @@ def test_a_journal_of_the_earlier_version_is_resumed_and_leaves_its_log(tmp_path
         journal.close()
     assert not Path(f"{copy}-wal").exists()
     Journal(copy).close()  # the count it now keeps agrees
+
+
+def test_two_runs_creating_one_journal_at_once_get_one_file(tmp_path: Path) -> None:
+    path = tmp_path / "j.sqlite"
+    link = tmp_path / "link.sqlite"
+    link.symlink_to(path)  # a symlink to a journal not made yet: the journal is made there
+    script = tmp_path / "create.py"
+    script.write_text(
+        "import os, sys, time\nfrom surveykit.batch import Journal, JournalLockedError\n"
+        "while not os.path.exists(sys.argv[2]):\n    time.sleep(0.005)\n"
+        "try:\n    j = Journal(sys.argv[1])\nexcept JournalLockedError:\n    sys.exit(3)\n"
+        "time.sleep(1)\nj.close()\n"
+    )
+    go = tmp_path / "go"
+    runs = [
+        subprocess.Popen([sys.executable, str(script), str(p), str(go)]) for p in (path, link)
+    ]
+    time.sleep(0.5)
+    go.touch()  # both start at the same moment
+    codes = sorted(run.wait(timeout=60) for run in runs)
+    assert codes == [0, 3]
+    assert path.is_file() and not path.is_symlink() and link.is_symlink()
+    Journal(link).close()

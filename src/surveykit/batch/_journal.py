@@ -160,6 +160,8 @@ def _new_journal(path: str) -> None:
     file), so a crash leaves no half-made journal, and two runs creating it at once end
     with one file, which the lock then gives to one of them.
     """
+    if os.path.exists(path):
+        return
     real = Path(os.path.realpath(path))  # a symlink to a journal not made yet: make its target
     try:
         with (
