@@ -418,11 +418,13 @@ class JournalError(SurveykitError):
 
     Attributes:
         journal: the journal's path, as given.
+        problem: what is wrong with it (the message without the path).
     """
 
     def __init__(self, journal: str, problem: str) -> None:
         super().__init__(f"journal {journal}: {problem}")
         self.journal = journal
+        self.problem = problem
 
 
 class JournalMismatchError(JournalError, ValueError):
@@ -457,6 +459,7 @@ class JournalLockedError(JournalError, RuntimeError):
             "(or stop it), or pass a journal timeout to wait for it",
         )
         self.journal = journal
+        self.problem = str(self).removeprefix(f"journal {journal} ")
         self.holder = holder
 
 
