@@ -17,8 +17,13 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     │                               (also a ValueError)
     ├── TemplateError               a message template that cannot be used (also a ValueError;
     │                               surveykit.batch)
-    ├── JournalMismatchError        a batch journal written by another batch (also a
-    │                               ValueError; surveykit.batch)
+    ├── JournalError                a batch journal that cannot be trusted: empty, not a
+    │   │                           journal, damaged, or unwritable (a full disk); names
+    │   │                           the file and the problem (surveykit.batch)
+    │   ├── JournalMismatchError    a batch journal written by another batch (also a
+    │   │                           ValueError)
+    │   └── JournalLockedError      a journal another run holds, by any of the file's
+    │                               names (names its pid and host; also a RuntimeError)
     ├── StoreClosedError            an event store used after it was closed (also a
     │                               RuntimeError; surveykit.callbacks)
     ├── APIConnectionError          the request provably never reached the server
@@ -51,8 +56,6 @@ error of surveykit's own; the errors about bad input are also :class:`ValueError
     ├── PlotError                   a chart that cannot be drawn from the data (sk.plots)
     ├── OptOutError                 an opt-out list or number it cannot use (surveykit.optouts)
     ├── DispositionError            an AAPOR disposition code it cannot use (sk.outcome_rates)
-    ├── JournalLockedError          a journal another run holds (names its pid and host; also
-    │                               a RuntimeError; surveykit.batch)
     └── ImportStoppedError          import_frame stopped at a 404 (surveykit.respondents):
                                     .result has every row, .cause is the NotFoundError; it is
                                     not a NotFoundError, so catch it by name
@@ -110,6 +113,7 @@ __all__ = [
     "DispositionError",
     "ExportError",
     "ImportStoppedError",
+    "JournalError",
     "JournalLockedError",
     "JournalMismatchError",
     "LabelError",
@@ -409,26 +413,39 @@ class TemplateError(SurveykitError, ValueError):
     """A template that cannot be used (bad syntax, or a field that no column provides)."""
 
 
-class JournalMismatchError(SurveykitError, ValueError):
+class JournalError(SurveykitError):
+    """A batch journal that cannot be trusted to know what was sent, so nothing is sent.
+
+    The message names the file, what was found (empty, not a surveykit journal, damaged,
+    a write that failed) and how to go on. A raw ``sqlite3`` error never reaches the caller.
+
+    Attributes:
+        journal: the journal's path, as given.
+        problem: what is wrong with it (the message without the path).
+    """
+
+    def __init__(self, journal: str, problem: str) -> None:
+        super().__init__(f"journal {journal}: {problem}")
+        self.journal = journal
+        self.problem = problem
+
+
+class JournalMismatchError(JournalError, ValueError):
     """The journal file was written by a different batch (other template, source, ...)."""
 
 
-class JournalLockedError(SurveykitError, RuntimeError):
-    """The journal is held by another run (this process or another one).
+class JournalLockedError(JournalError, RuntimeError):
+    """The journal is held by another run (this process or another one), by any name.
+
+    A journal is locked by the file itself, so a symlink or a hard link to a held journal
+    is refused too.
 
     Attributes:
-        journal: the journal's path.
-        holder: what the holder wrote in the lock file (pid, host, since), if readable.
+        journal: the journal's path, as given.
+        holder: what the holder recorded in the journal (pid, host, since), if readable.
     """
 
-    def __init__(
-        self,
-        journal: str,
-        holder: dict[str, object] | None,
-        waited: float,
-        *,
-        lock_file: str | None = None,
-    ) -> None:
+    def __init__(self, journal: str, holder: dict[str, object] | None, waited: float) -> None:
         if holder:
             who = (
                 f"process {holder.get('pid')} on host {holder.get('host')}"
@@ -437,12 +454,15 @@ class JournalLockedError(SurveykitError, RuntimeError):
         else:
             who = "another process"
         how = f"after waiting {waited:g} s" if waited else "and journal_timeout is 0"
-        super().__init__(
+        # The sentence starts "journal X is in use", not "journal X: ...": kept as it was.
+        SurveykitError.__init__(
+            self,
             f"journal {journal} is in use by {who}; refused {how}. A journal is held by "
-            "one run at a time: wait for that run to finish (or stop it), or pass a "
-            f"journal timeout to wait for it (lock file {lock_file or journal + '.lock'})"
+            "one run at a time, whatever name it is opened by: wait for that run to finish "
+            "(or stop it), or pass a journal timeout to wait for it",
         )
         self.journal = journal
+        self.problem = str(self).removeprefix(f"journal {journal} ")
         self.holder = holder
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -243,9 +244,181 @@ def test_a_lock_dropped_without_release_frees_the_journal(tmp_path: Path) -> Non
     from surveykit.batch._lock import JournalLock
 
     journal = str(tmp_path / "j.sqlite")
+    Path(journal).touch()  # the lock is on the journal file itself
     lock = JournalLock(journal)
     with pytest.raises(JournalLockedError):
         JournalLock(journal)
     del lock
     gc.collect()
     JournalLock(journal).release()
+
+
+# Every name of one file is one journal.
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_two_runs_through_two_names_of_one_journal_send_each_row_once(
+    served: ServedSandbox, tmp_path: Path, link: str
+) -> None:
+    prefix, n = "4479115" if link == "symlink" else "4479116", 120
+    journal = tmp_path / "campaign.sqlite"
+    other = tmp_path / "elsewhere" / "same.sqlite"
+    other.parent.mkdir()
+    first = pd.DataFrame({"mobileNumber": [f"{prefix}{i:05d}" for i in range(20)]})
+    sk.send_batch(
+        sk.Client(served.base_url, served.token),
+        first,
+        message="Survey time",
+        source="447700900999",
+        journal=journal,
+        progress=False,
+    )
+    if link == "symlink":
+        other.symlink_to(journal)
+    else:
+        os.link(journal, other)
+    runs = [start(served, tmp_path, path, prefix, n, "0") for path in (journal, other)]
+    (tmp_path / "go").touch()
+    results = [finish(p) for p in runs]
+    got = accepted(served, prefix)
+    assert len(got) == n and max(got.values()) == 1, "every row sent once, none twice"
+    codes = sorted(code for code, _, _ in results)
+    assert codes == [0, 3], [err for _, _, err in results]
+    names = (journal, other)
+    refused = [(out, name) for (code, out, _), name in zip(results, names, strict=True) if code]
+    assert f"journal {refused[0][1]} is in use by process" in refused[0][0]
+
+
+@pytest.mark.parametrize("link", ["symlink", "hardlink"])
+def test_another_name_of_a_held_journal_is_refused_in_this_process(
+    tmp_path: Path, link: str
+) -> None:
+    journal = tmp_path / "j.sqlite"
+    other = tmp_path / "other.sqlite"
+    held = Journal(journal)
+    try:
+        if link == "symlink":
+            other.symlink_to(journal)
+        else:
+            os.link(journal, other)
+        with pytest.raises(JournalLockedError, match=f"journal {other} is in use by process"):
+            Journal(other)
+        assert held.load() == {}
+    finally:
+        held.close()
+    Journal(other).close()
+
+
+KILLED_BATCH = textwrap.dedent(
+    """
+    import os, signal, sys
+    import pandas as pd
+    import surveykit as sk
+
+    base_url, token, journal, prefix, n, stop = sys.argv[1:7]
+    df = pd.DataFrame({"mobileNumber": [f"{prefix}{i:05d}" for i in range(int(n))]})
+
+    def progress(counts):
+        if sum(counts.values()) >= int(stop):  # a crash part-way: nothing closed
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    sk.send_batch(sk.Client(base_url, token), df, message="Survey time",
+                  source="447700900999", journal=journal, concurrency=1, progress=progress)
+    """
+)
+
+
+def test_a_crashed_run_resumed_from_its_main_file_alone_resends_nothing(
+    served: ServedSandbox, tmp_path: Path
+) -> None:
+    prefix, n = "4479117", 60
+    journal = tmp_path / "crashed" / "j.sqlite"
+    journal.parent.mkdir()
+    script = tmp_path / "killed.py"
+    script.write_text(KILLED_BATCH)
+    args = [served.base_url, served.token, str(journal), prefix, str(n), "40"]
+    run = subprocess.run([sys.executable, str(script), *args], timeout=60, capture_output=True)
+    assert run.returncode == -signal.SIGKILL, run.stderr
+    sent_before = accepted(served, prefix)
+    assert 40 <= len(sent_before) < n
+    copy = tmp_path / "copied" / "j.sqlite"
+    copy.parent.mkdir()
+    shutil.copy2(journal, copy)  # what a person copies after a crash: the file they know of
+    df = pd.DataFrame({"mobileNumber": [f"{prefix}{i:05d}" for i in range(n)]})
+    sk.send_batch(
+        sk.Client(served.base_url, served.token),
+        df,
+        message="Survey time",
+        source="447700900999",
+        journal=copy,
+        progress=False,
+    )
+    got = accepted(served, prefix)
+    assert len(got) == n and max(got.values()) == 1, "every row sent once, none twice"
+
+
+def test_send_refuses_an_empty_journal_file_in_one_line(tmp_path: Path) -> None:
+    source = tmp_path / "people.csv"
+    source.write_text(
+        "mobileNumber\n" + "".join(f"4479116{i:05d}\n" for i in range(40)), encoding="utf-8"
+    )
+    journal = tmp_path / "j.sqlite"
+    journal.write_bytes(b"")  # a journal cut to nothing: it knew rows, it knows none now
+    result = runner.invoke(
+        cli_app,
+        ["send", str(source), "--message", "Hi", "--source", "447700900999",
+         "--journal", str(journal)],
+        env={"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": ""},
+    )
+    assert result.exit_code == 1, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and f"journal {journal}: the file is empty" in lines[0]
+    assert journal.read_bytes() == b""
+    assert not (tmp_path / "people.csv.sent.csv").exists()
+
+
+FULL_DISK = textwrap.dedent(
+    """
+    import resource, runpy, signal, sys
+    # The disk fills up: no file may grow past this size (EFBIG instead of SIGXFSZ).
+    signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+    limit = int(sys.argv.pop(1))
+    resource.setrlimit(resource.RLIMIT_FSIZE, (limit, limit))
+    sys.argv[0] = "surveykit"
+    runpy.run_module("surveykit.cli", run_name="__main__")
+    """
+)
+
+
+def test_send_on_a_full_disk_stops_in_one_line_and_resumes_without_resending(
+    served: ServedSandbox, tmp_path: Path
+) -> None:
+    prefix, n = "4479118", 300
+    source = tmp_path / "people.csv"
+    source.write_text(
+        "mobileNumber\n" + "".join(f"{prefix}{i:05d}\n" for i in range(n)), encoding="utf-8"
+    )
+    journal = tmp_path / "j.sqlite"
+    script = tmp_path / "full_disk.py"
+    script.write_text(FULL_DISK)
+    command = ["send", str(source), "--message", "Hi", "--source", "447700900999",
+               "--journal", str(journal), "--base-url", served.base_url,
+               "--token", served.token]
+    env = {**os.environ, "PYTHONDONTWRITEBYTECODE": "1"}
+    full = subprocess.run(
+        [sys.executable, str(script), str(24 * 1024), *command],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert full.returncode == 1, full.stderr
+    assert "Traceback" not in full.stderr
+    line = full.stderr.strip().splitlines()[-1]
+    assert line.startswith(f"surveykit: journal {journal}: cannot write"), full.stderr
+    assert 0 < len(accepted(served, prefix)) < n
+    again = subprocess.run(
+        [sys.executable, "-m", "surveykit.cli", *command],
+        capture_output=True, text=True, timeout=120, env=env,
+    )
+    assert again.returncode == 0, again.stderr
+    got = accepted(served, prefix)
+    assert max(got.values()) == 1, "nothing sent twice"
+    assert len(got) >= n - 8  # rows in flight when the disk filled are unknown, not resent

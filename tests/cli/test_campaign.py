@@ -146,3 +146,10 @@ def test_remind_sends_once_and_resumes(tmp_path: Path) -> None:
     assert "sent_now=0" in again and f"sent={remind}" in again
     too_soon = run(*args[:-4], "--optouts", str(optouts))  # default gap of 48h
     assert "remind 0" in too_soon and "contacted too recently" in too_soon
+    # The wave's journal cut to 0 bytes knows no one: refused in one line, nothing sent.
+    (tmp_path / "wave2.sqlite").write_bytes(b"")
+    emptied = run(*args, code=1)
+    assert emptied.strip().splitlines()[-1].startswith(
+        f"surveykit: journal {tmp_path / 'wave2.sqlite'}: the file is empty"
+    )
+    assert "sent_now" not in emptied

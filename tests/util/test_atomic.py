@@ -10,7 +10,11 @@ from __future__ import annotations
 import errno
 import logging
 import os
+import signal
+import subprocess
+import sys
 import tempfile
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -217,6 +221,77 @@ def test_check_writable_fails_before_anything_is_written(tmp_path: Path) -> None
         check_writable(tmp_path)
     check_writable(tmp_path / "new" / "out.csv")
     assert leftovers(tmp_path / "new") == []
+
+
+KILLED_WRITER = """
+import os, signal, sys, time
+from pathlib import Path
+from surveykit._util.atomic import atomic_path
+
+with atomic_path(sys.argv[1]) as temporary:
+    temporary.write_bytes(b"x" * 100_000)  # a large export, part-way
+    if sys.argv[2] == "kill":
+        os.kill(os.getpid(), signal.SIGKILL)
+    print("writing", flush=True)
+    sys.stdin.readline()  # a live writer, still at work
+"""
+
+
+def writer(tmp_path: Path, target: Path, how: str) -> subprocess.Popen[str]:
+    script = tmp_path / "writer.py"
+    script.write_text(KILLED_WRITER)
+    return subprocess.Popen(
+        [sys.executable, str(script), str(target), how],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+    )
+
+
+def test_temporary_files_of_killed_writes_are_removed_by_the_next_write(tmp_path: Path) -> None:
+    target = tmp_path / "survey.sav"
+    for _ in range(3):
+        killed = writer(tmp_path, target, "kill")
+        assert killed.wait(timeout=60) == -signal.SIGKILL
+    # Each killed write left a file; each next write removed the one before it.
+    assert len(leftovers(tmp_path)) == 1
+    other = tmp_path / "other.sav"
+    killed = writer(tmp_path, other, "kill")
+    assert killed.wait(timeout=60) == -signal.SIGKILL
+    with atomic_path(target) as temporary:
+        temporary.write_bytes(b"whole")
+    assert target.read_bytes() == b"whole"
+    # Only this target's leftovers go; another target's wait for a write to that target.
+    assert [name.startswith(".other.sav.") for name in leftovers(tmp_path)] == [True]
+
+
+def test_a_live_writers_temporary_file_is_left_alone(tmp_path: Path) -> None:
+    target = tmp_path / "survey.sav"
+    live = writer(tmp_path, target, "wait")
+    try:
+        assert live.stdout is not None and live.stdout.readline() == "writing\n"
+        with atomic_path(target) as temporary:
+            temporary.write_bytes(b"mine")
+        assert len(leftovers(tmp_path)) == 1, "the live writer's file is still there"
+        live.communicate("go\n", timeout=60)
+    finally:
+        if live.poll() is None:
+            live.kill()
+            live.wait()
+    assert live.returncode == 0
+    assert target.read_bytes() == b"x" * 100_000 and leftovers(tmp_path) == []
+
+
+def test_leftovers_named_before_the_writers_pid_was_kept_go_when_older_than_the_process(
+    tmp_path: Path,
+) -> None:
+    target = tmp_path / "survey.sav"
+    old = tmp_path / ".survey.sav.0a1b2c3d.tmp.sav"  # the earlier naming: no writer known
+    recent = tmp_path / ".survey.sav.4e5f6a7b.tmp.sav"
+    for path in (old, recent):
+        path.write_bytes(b"x")
+    os.utime(old, (time.time() - 3600, time.time() - 3600))
+    with atomic_path(target) as temporary:
+        temporary.write_bytes(b"whole")
+    assert leftovers(tmp_path) == [recent.name]
 
 
 # The command line.

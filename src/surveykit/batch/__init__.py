@@ -15,6 +15,7 @@ if _typing.TYPE_CHECKING:
     from surveykit.batch._template import Template
     from surveykit.errors import (
         BatchInterrupted,
+        JournalError,
         JournalLockedError,
         JournalMismatchError,
         TemplateError,
@@ -31,6 +32,7 @@ _LAZY: dict[str, str] = {
     "SendOptions": "surveykit.batch._options",
     "send_batch": "surveykit.batch._batch",
     "Journal": "surveykit.batch._journal",
+    "JournalError": "surveykit.errors",
     "JournalMismatchError": "surveykit.errors",
     "JournalLockedError": "surveykit.errors",
     "lookup_frame": "surveykit.batch._lookup",
@@ -71,6 +73,7 @@ __all__ = [
     "BatchPreview",
     "BatchResult",
     "Journal",
+    "JournalError",
     "JournalLockedError",
     "JournalMismatchError",
     "PreviewOptions",

@@ -1,45 +1,46 @@
-"""One run at a time per journal: an OS lock on a sidecar file, ``<journal>.lock``.
+"""One run at a time per journal: an OS lock on the journal file itself, whatever its name.
 
-The lock is ``flock(LOCK_EX)`` on ``<journal>.lock``, taken before the journal is opened
-and held until it is closed. The kernel drops it when the process ends in any way (SIGKILL
-included), so a dead run never leaves the journal locked. The file itself is never deleted
-(deleting a lock file lets two runs lock two different files of the same name); it holds
-the last holder's pid, host and start time, which a refused run quotes.
+The lock is ``flock(LOCK_EX)`` on the journal file (the inode, not a name beside it),
+taken before SQLite opens it and held until it is closed. A lock belongs to the file, so a
+symlink or a hard link to a held journal is refused like the journal's own name: a lock
+derived from the path given let two runs through two names send the same rows twice. The
+kernel drops the lock when the process ends in any way (SIGKILL included), so a dead run
+never leaves the journal locked. Who holds it (pid, host, since) is recorded in the journal
+itself, so a refused run names the holder whichever name each of them used.
 
 Where the lock holds:
 
-* one machine, any local file system: always (``flock`` is per open file, so two journals
-  opened on the same file in one process are refused too);
-* several machines on NFS: Linux clients turn ``flock`` into an NFS byte-range lock, kept
-  by the server (NLM for NFSv3, the protocol itself for NFSv4), the same mechanism that
-  SQLite's own locking relies on there. A crashed machine's lock is released when the
-  server notices (the NFSv4 lease, typically 90 s). File systems without working locks
-  (some FUSE and SMB mounts) give no protection: keep journals on a local disk there.
-* Windows: ``msvcrt.locking`` on the lock file's first byte, released by the OS too.
+* one machine, any local file system: always. Linux keeps ``flock`` locks apart from the
+  POSIX (``fcntl``) locks SQLite takes on the same file, so neither disturbs the other;
+* several machines on NFS: Linux clients turn ``flock`` into an NFS byte-range lock on the
+  whole file, kept by the server (NLM for NFSv3, the protocol itself for NFSv4), the same
+  mechanism that SQLite's own locking relies on there. A crashed machine's lock is released
+  when the server notices (the NFSv4 lease, typically 90 s). File systems without working
+  locks (some FUSE and SMB mounts) give no protection: keep journals on a local disk there.
+* Windows: ``msvcrt.locking`` on one byte at 1 TiB, far past any data and past the bytes
+  SQLite locks (Windows locks are mandatory: a locked byte SQLite reads would fail).
 
-Within one process a registry of held files also refuses a second open, whatever the
-file system does with locks taken twice by one process.
+Within one process a registry of held files (device, inode) refuses a second open before
+the file is opened again: closing a second descriptor of a file drops every POSIX lock the
+process holds on it, SQLite's included.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
-import socket
 import sys
 import threading
 import time
-from datetime import UTC, datetime
+from collections.abc import Callable
 from typing import Final
 
 from surveykit.errors import JournalLockedError
 
-LOCK_SUFFIX: Final = ".lock"
-"""The lock file is the journal's path with this appended (``j.sqlite.lock``)."""
-
 POLL_SECONDS: Final = 0.05
 """How often a waiting run tries the lock again."""
+
+_WINDOWS_LOCK_OFFSET: Final = 1 << 40
 
 _held: set[tuple[int, int]] = set()
 _held_lock = threading.Lock()
@@ -49,6 +50,7 @@ def _try_lock(fd: int) -> bool:
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
+        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
         try:
             msvcrt.locking(fd, msvcrt.LK_NBLCK, 1)
         except OSError:
@@ -67,7 +69,7 @@ def _unlock(fd: int) -> None:
     if sys.platform == "win32":  # pragma: no cover - exercised on Windows only
         import msvcrt
 
-        os.lseek(fd, 0, os.SEEK_SET)
+        os.lseek(fd, _WINDOWS_LOCK_OFFSET, os.SEEK_SET)
         msvcrt.locking(fd, msvcrt.LK_UNLCK, 1)
         return
     import fcntl
@@ -75,30 +77,20 @@ def _unlock(fd: int) -> None:
     fcntl.flock(fd, fcntl.LOCK_UN)
 
 
-def _holder(path: str) -> dict[str, object] | None:
-    try:
-        with open(path, encoding="utf-8") as file:
-            value = json.loads(file.read(4096) or "null")
-    except (OSError, ValueError):
-        return None
-    return value if isinstance(value, dict) else None
-
-
-def _me() -> dict[str, object]:
-    return {
-        "pid": os.getpid(),
-        "host": socket.gethostname(),
-        "since": datetime.now(UTC).isoformat(timespec="seconds"),
-    }
+def file_key(path: str) -> tuple[int, int]:
+    """The file's identity (device, inode), through any symlink: one key for every name."""
+    stat = os.stat(path)
+    return stat.st_dev, stat.st_ino
 
 
 class JournalLock:
     """The exclusive right to run a journal; :meth:`release` (or process exit) gives it up.
 
     Args:
-        journal: the journal's path (the lock file is beside it).
+        journal: the journal's path (the file must exist: it is the file that is locked).
         timeout: seconds to wait for another run to finish; 0 refuses at once, None waits
             as long as it takes.
+        holder: reads who holds the journal, for the refusal's message.
 
     Raises:
         JournalLockedError: another run holds the journal (after ``timeout``).
@@ -108,44 +100,49 @@ class JournalLock:
     _fd: int | None = None  # class defaults: __del__ runs even when __init__ raised
     _key: tuple[int, int] | None = None
 
-    def __init__(self, journal: str, *, timeout: float | None = 0.0) -> None:
+    def __init__(
+        self,
+        journal: str,
+        *,
+        timeout: float | None = 0.0,
+        holder: Callable[[], dict[str, object] | None] = lambda: None,
+    ) -> None:
         if timeout is not None and timeout < 0:
             raise ValueError(f"journal timeout: expected seconds >= 0 or None, got {timeout!r}")
         self.journal = journal
-        self.path = journal + LOCK_SUFFIX
         started = time.monotonic()
         deadline = None if timeout is None else started + timeout
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o666)
+        fd: int | None = None
         try:
-            stat = os.fstat(fd)
-            key = (stat.st_dev, stat.st_ino)
-            while not self._take(fd, key):
+            while True:
+                fd = self._take(fd)
+                if self._key is not None:
+                    break
                 if deadline is not None and time.monotonic() >= deadline:
                     raise JournalLockedError(
-                        journal,
-                        _holder(self.path),
-                        round(time.monotonic() - started, 1),
-                        lock_file=self.path,
+                        journal, holder(), round(time.monotonic() - started, 1)
                     )
                 time.sleep(POLL_SECONDS)
         except BaseException:
-            os.close(fd)
+            if fd is not None and self._key is None:
+                os.close(fd)
             raise
-        self._fd, self._key = fd, key
-        record = json.dumps(_me()).encode()
-        os.ftruncate(fd, 0)
-        os.lseek(fd, 0, os.SEEK_SET)
-        os.write(fd, record)
+        self._fd = fd
 
-    @staticmethod
-    def _take(fd: int, key: tuple[int, int]) -> bool:
+    def _take(self, fd: int | None) -> int | None:
+        """One try; sets ``_key`` when taken. Returns the descriptor to try again with."""
         with _held_lock:
-            if key in _held:
-                return False
-            if not _try_lock(fd):
-                return False
+            if file_key(self.journal) in _held:
+                return fd  # held in this process: do not even open it (see the module doc)
+            if fd is None:
+                fd = os.open(self.journal, os.O_RDWR)
+            stat = os.fstat(fd)
+            key = (stat.st_dev, stat.st_ino)
+            if key in _held or not _try_lock(fd):
+                return fd
             _held.add(key)
-            return True
+            self._key = key
+            return fd
 
     @property
     def held(self) -> bool:
@@ -158,7 +155,7 @@ class JournalLock:
             self.release()
 
     def release(self) -> None:
-        """Give the journal up (the lock file stays, for the next run to lock)."""
+        """Give the journal up to the next run."""
         fd, key = self._fd, self._key
         if fd is None:
             return

@@ -223,8 +223,10 @@ OPTIONS: dict[str, Option] = {
         None,
         "an SQLite file recording every row before and after its request; re-run with the "
         "same file to resume without sending anything twice. One run at a time holds it, "
-        "across processes (a lock on ``<journal>.lock``, released when the run ends, even "
-        "by SIGKILL).",
+        "across processes and by any of the file's names (a lock on the file itself, "
+        "released when the run ends, even by SIGKILL); an existing file must be a whole "
+        "journal, or :class:`~surveykit.batch.JournalError` says what is wrong before "
+        "anything is sent.",
         cli="SQLite journal: resume, never send twice (default FILE.journal.sqlite beside FILE).",
     ),
     "journal_timeout": Option(

@@ -441,8 +441,8 @@ def send(
         ) from None
     except JournalMismatchError as exc:
         raise CommandError(
-            f"--journal {journal}: {exc} (--journal FILE for a new journal, or --no-journal "
-            "for none)"
+            f"--journal {journal}: {exc.problem} (--journal FILE for a new journal, or "
+            "--no-journal for none)"
         ) from None
     except JournalLockedError as exc:
         raise CommandError(str(exc)) from None

@@ -443,9 +443,11 @@ def write_file(path: Path, write: Callable[[IO[bytes]], Any], *, option: str) ->
             with open(path, "wb") as stream:
                 write(stream)
             return
-        # Beside the file, then renamed over it; with the permissions the umask gives.
+        # The shared writer: beside the file, then renamed over it, with the permissions
+        # the umask gives; its temporary names let the next write clear a killed one's.
         with atomic_path(path) as temporary, open(temporary, "wb") as stream:
             write(stream)
+            stream.flush()
     except OSError as exc:
         raise CommandError(f"{option} {path}: cannot write it: {exc.strerror or exc}") from None
 
