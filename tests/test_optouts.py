@@ -10,6 +10,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pandas as pd
 import pytest
 
@@ -188,6 +189,7 @@ def test_listen_keeps_the_list_current(tmp_path: Path) -> None:
         sandbox.set_account_callback(listener.url)
         sandbox.simulate_reply("447700900051", "STOP")
         sandbox.simulate_reply("447700900052", "STOP")
+        sandbox.advance(1)  # at the same time a STOP would win over the UNSTOP
         sandbox.simulate_reply("447700900052", "UNSTOP")
         sandbox.wait_for_deliveries(WAIT)
         listener.wait_for(4, timeout=WAIT)
@@ -283,3 +285,143 @@ def test_a_stop_during_the_batch_stops_the_later_rows(tmp_path: Path) -> None:
     assert again.sent_now == 1
     assert again.frame["outcome"].tolist() == ["sent", "sent", "sent", "opted_out", "sent"]
     assert len(sandbox.messages()) == 4
+
+
+# -- every STOP kept (issue 22) -------------------------------------------------------------
+
+
+def post(url: str, kind: str, number: str, timestamp: str, message_id: str) -> None:
+    body = {
+        "Type": kind,
+        "Source": number,
+        "Destination": SOURCE,
+        "Inbound": True,
+        "Message": kind.upper(),
+        "MessageID": message_id,
+        "Timestamp": timestamp,
+    }
+    with httpx.Client(trust_env=False, timeout=WAIT) as http:
+        assert http.post(url, json=body).status_code == 200
+
+
+@pytest.mark.parametrize("first", ["Stop", "Unstop"], ids=["stop-first", "unstop-first"])
+def test_two_listeners_on_one_list_a_stop_wins_a_tie(first: str, tmp_path: Path) -> None:
+    number = "447700900070"
+    same_time = "2026-03-01T09:00:00Z"
+    path = tmp_path / "optouts.sqlite"
+    with (
+        sk.listen(db=tmp_path / "a.sqlite", opt_outs=path) as a,
+        sk.listen(db=tmp_path / "b.sqlite", opt_outs=path) as b,
+    ):
+        # Listener b has stored more events, so its event ids are larger than a's.
+        for n in range(3):
+            post(b.url, "Receipt", "447700900001", same_time, f"MS{n}")
+        second = "Unstop" if first == "Stop" else "Stop"
+        stop_to, unstop_to = (a, b) if first == "Stop" else (b, a)
+        order = [(first, stop_to if first == "Stop" else unstop_to)]
+        order.append((second, unstop_to if second == "Unstop" else stop_to))
+        for kind, listener in order:
+            post(listener.url, kind, number, same_time, "Unknown")
+        with sk.OptOutList(path) as lst:
+            assert number in lst, "a STOP and an UNSTOP at the same time: the STOP is kept"
+
+
+def test_a_tie_within_one_update_keeps_the_stop(optouts: sk.OptOutList) -> None:
+    stop, unstop = payload("Stop", "447700900071", 5), payload("Unstop", "447700900071", 5)
+    optouts.update([stop, unstop])
+    assert "447700900071" in optouts
+    frame = pd.DataFrame(
+        {
+            "type": ["Stop", "Unstop"],
+            "source": ["447700900072"] * 2,
+            "timestamp": pd.to_datetime(["2026-03-01T09:00Z"] * 2, utc=True),
+            "event_id": [1, 2],
+        }
+    )
+    optouts.update(frame)
+    assert "447700900072" in optouts
+
+
+def test_an_unstop_dated_in_the_future_does_not_outrank_a_later_stop(tmp_path: Path) -> None:
+    number = "447700900080"
+    path = tmp_path / "optouts.sqlite"
+    with sk.listen(db=tmp_path / "events.sqlite", opt_outs=path) as listener:  # unsigned
+        post(listener.url, "Unstop", number, "2099-01-01T00:00:00Z", "Unknown")
+        now = pd.Timestamp.now(tz="UTC")  # after the UNSTOP was received
+        post(listener.url, "Stop", number, now.isoformat(), "Unknown")
+        with sk.OptOutList(path) as lst:
+            assert number in lst, "an UNSTOP dated 2099 counts from when it was received"
+            since = lst.frame.set_index("number").loc[number, "since"]
+            assert abs(since - now) < pd.Timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(
+    ("ahead", "counted_at_receipt"),
+    [
+        (pd.Timedelta(minutes=4), False),
+        (pd.Timedelta(minutes=6), True),
+        (pd.Timedelta(days=-30), False),
+    ],
+    ids=["4-min-ahead-kept", "6-min-ahead-receipt", "a-month-late-kept"],
+)
+def test_timestamps_outside_the_window_count_from_receipt(
+    ahead: pd.Timedelta, counted_at_receipt: bool, optouts: sk.OptOutList
+) -> None:
+    received = pd.Timestamp("2026-03-01T09:00Z")
+    frame = pd.DataFrame(
+        {
+            "event_id": [1],
+            "received_at": [received],
+            "type": ["Stop"],
+            "source": ["447700900081"],
+            "destination": [SOURCE],
+            "timestamp": [received + ahead],
+        }
+    )
+    optouts.update(frame)
+    since = optouts.frame["since"].iloc[0]
+    assert since == (received if counted_at_receipt else received + ahead)
+
+
+def test_a_timestamp_before_the_floor_counts_from_receipt(optouts: sk.OptOutList) -> None:
+    received = pd.Timestamp("2026-03-01T09:00Z")
+    frame = pd.DataFrame(
+        {
+            "event_id": [1, 2],
+            "received_at": [received - pd.Timedelta(hours=1), received],
+            "type": ["Unstop", "Stop"],
+            "source": ["447700900082"] * 2,
+            "destination": [SOURCE] * 2,
+            "timestamp": [received - pd.Timedelta(hours=1), pd.Timestamp("1999-12-31T23:00Z")],
+        }
+    )
+    optouts.update(frame)
+    assert "447700900082" in optouts, "a STOP stamped 1999 counts from when it was received"
+
+
+def test_update_takes_the_payloads_own_column_names(optouts: sk.OptOutList) -> None:
+    frame = pd.DataFrame(
+        {
+            "Type": ["Stop", "Stop", "Unstop"],
+            "Source": ["447700900090", "447700900091", "447700900091"],
+            "Destination": [SOURCE] * 3,
+            "Timestamp": ["2026-03-01T09:00Z", "2026-03-01T09:01Z", "2026-03-01T09:02Z"],
+        }
+    )
+    assert optouts.update(frame) == 2
+    assert optouts.frame["number"].tolist() == ["447700900090"]
+
+
+@pytest.mark.parametrize("missing", ["Type", "Source", "Timestamp"])
+def test_update_names_a_missing_column(missing: str, optouts: sk.OptOutList) -> None:
+    frame = pd.DataFrame(
+        {"Type": ["Stop"], "Source": ["447700900090"], "Timestamp": ["2026-03-01T09:00Z"]}
+    ).drop(columns=[missing])
+    with pytest.raises(OptOutError, match=rf"no {missing.lower()!r} column"):
+        optouts.update(frame)
+
+
+def test_update_names_a_bad_timestamp(optouts: sk.OptOutList) -> None:
+    frame = pd.DataFrame({"Type": ["Stop"], "Source": ["447700900090"], "Timestamp": ["soon"]})
+    with pytest.raises(OptOutError, match=r"'Timestamp'.*'soon'"):
+        optouts.update(frame)

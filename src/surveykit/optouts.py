@@ -1,12 +1,20 @@
 """The opt-out list: numbers (and email addresses) never to message, kept in SQLite.
 
 Every number has one row holding its latest change: ``opted_out`` 1 or 0 and ``changed_at``,
-the time of the event or call that set it (``seq``, the event's order in its store, breaks
-ties: the platform's clock is coarse). A change applies only when it is later than the
+the time of the event or call that set it. A change applies only when it is later than the
 stored one, so STOP and UNSTOP events may be applied in any order, any number of times,
 and the list ends the same (the latest of them wins); a manual :meth:`OptOutList.add` or
 :meth:`OptOutList.remove` is stamped with the current time. WAL and ``BEGIN IMMEDIATE``
 make it safe for several processes at once (a listener writing, a batch reading).
+
+Which time an event counts at (see ``docs/reliability.md``):
+
+* the platform's ``Timestamp``, unless it is more than :data:`FUTURE_SLACK` after the time
+  surveykit received the event, or before :data:`TIMESTAMP_FLOOR`: then the time of
+  receipt (an UNSTOP dated 2099 on an unsigned listener must not outrank every later STOP);
+* at equal times a STOP wins over an UNSTOP (the platform's clock is coarse, and event ids
+  of two listeners' stores cannot be compared); ``seq``, the event's order in its store,
+  breaks the remaining ties, between events of the same kind.
 """
 
 from __future__ import annotations
@@ -44,10 +52,28 @@ VALUES (?, ?, ?, ?, ?, ?)
 ON CONFLICT (number) DO UPDATE SET
     opted_out = excluded.opted_out, reason = excluded.reason,
     changed_at = excluded.changed_at, seq = excluded.seq, source = excluded.source
-WHERE (excluded.changed_at, excluded.seq) > (optouts.changed_at, optouts.seq)
+WHERE (excluded.changed_at, excluded.opted_out, excluded.seq)
+    > (optouts.changed_at, optouts.opted_out, optouts.seq)
 """
 _OPT_TYPES: Final = {"stop": 1, "unstop": 0}
 FRAME_COLUMNS: Final = ("number", "reason", "since", "source")
+
+FUTURE_SLACK: Final = pd.Timedelta(minutes=5)
+"""How far after its receipt an event's ``Timestamp`` may lie and still count (clock skew)."""
+
+TIMESTAMP_FLOOR: Final = pd.Timestamp("2000-01-01T00:00:00Z")
+"""Timestamps before this are not real (``0001-01-01`` is .NET's empty date): receipt counts."""
+
+_EVENT_COLUMNS: Final = (
+    "type",
+    "source",
+    "timestamp",
+    "destination",
+    "inbound",
+    "received_at",
+    "event_id",
+)
+_REQUIRED: Final = ("type", "source", "timestamp")
 
 
 def _stamp(value: datetime | pd.Timestamp) -> str:
@@ -165,9 +191,15 @@ class OptOutList:
 
         Args:
             events: the listener's events DataFrame, an :class:`~surveykit.callbacks.EventStore`,
-                the path of its SQLite file, a ``CallbackPayload`` or a list of them. Events
-                with the same timestamp are ordered by ``event_id`` (the store's arrival
-                order); in a list, the later one wins within the call.
+                the path of its SQLite file, a ``CallbackPayload`` or a list of them. A
+                DataFrame's columns may be snake_case (``type``, ``source``, ...) or the
+                payload's own names (``Type``, ``Source``, ``Destination``, ``Timestamp``),
+                in either letter case; ``type``, ``source`` and ``timestamp`` are needed,
+                ``destination`` where ``inbound`` is false. At equal times a STOP wins.
+
+        Raises:
+            OptOutError: a needed column is missing, or a timestamp cannot be read (the
+                column and the value are named; nothing is written then).
         """
         frame = _opt_events(events)
         if frame.empty:
@@ -258,39 +290,100 @@ class OptOutList:
         return frame
 
 
+def _columns(frame: pd.DataFrame) -> dict[str, Any]:
+    """The frame's column for each event field, matched in either letter case.
+
+    ``Type`` or ``type``, ``ReceivedAt`` or ``received_at``: an exact snake_case name wins
+    over a differently written one.
+    """
+    wanted = {name.replace("_", ""): name for name in _EVENT_COLUMNS}
+    found: dict[str, Any] = {}
+    for column in frame.columns:
+        name = wanted.get(str(column).lower().replace("_", ""))
+        if name is not None and (name not in found or column == name):
+            found[name] = column
+    for name in _REQUIRED:
+        if name not in found:
+            raise OptOutError(
+                f"update: the events have no {name!r} column (the payload's "
+                f"{name.capitalize()!r}); columns given: {', '.join(map(str, frame.columns))}"
+            )
+    return found
+
+
+def _times(frame: pd.DataFrame, column: Any) -> pd.Series:
+    """A column of times as UTC datetimes; an unreadable value is an error naming it."""
+    values = frame[column]
+    if isinstance(values.dtype, pd.DatetimeTZDtype):
+        return pd.Series(values.dt.tz_convert(UTC))
+    parsed: pd.Series = pd.to_datetime(values, utc=True, errors="coerce", format="ISO8601")
+    bad = parsed.isna() & values.notna()
+    if bad.any():
+        position = int(np.flatnonzero(bad.to_numpy())[0])
+        raise OptOutError(
+            f"update: column {column!r}, row {position}: {values.iloc[position]!r} is not a "
+            "date-time (ISO 8601, e.g. 2026-03-01T09:00:00Z)"
+        )
+    return parsed
+
+
+def effective_times(timestamp: pd.Series, received: pd.Series) -> pd.Series:
+    """When each event counts: its timestamp, or its receipt when the timestamp is not sane.
+
+    Not sane: more than :data:`FUTURE_SLACK` after the receipt, before
+    :data:`TIMESTAMP_FLOOR`, or missing.
+    """
+    sane = (timestamp >= TIMESTAMP_FLOOR) & (timestamp <= received + FUTURE_SLACK)
+    return pd.Series(timestamp.where(sane.fillna(False).astype(bool), received))
+
+
 def _opt_events(events: Any) -> pd.DataFrame:
     """The STOP/UNSTOP events of ``events``: number, kind, at, the latest per number."""
     frame = events_table(events)
     empty = pd.DataFrame({"number": [], "kind": [], "at": [], "order": []})
-    if frame.empty:
+    if frame.empty and not len(frame.columns):
         return empty
-    kind = frame["type"].astype("string").str.lower()
+    columns = _columns(frame)
+    kind = frame[columns["type"]].astype("string").str.lower()
     frame = frame[kind.isin(list(_OPT_TYPES)).fillna(False).to_numpy(dtype=bool)]
     if frame.empty:
         return empty
-    kind = frame["type"].astype("string").str.lower()
+    kind = frame[columns["type"]].astype("string").str.lower()
     inbound = (
-        frame["inbound"].astype("boolean").fillna(True).astype(bool)
-        if "inbound" in frame
+        frame[columns["inbound"]].astype("boolean").fillna(True).astype(bool)
+        if "inbound" in columns
         else pd.Series(True, index=frame.index)
     )
-    number = frame["source"].where(inbound, frame["destination"])
-    at = pd.to_datetime(frame["timestamp"], utc=True)
-    if "received_at" in frame:
-        at = at.fillna(pd.to_datetime(frame["received_at"], utc=True))
-    # Without a store's event ids, ties keep what is stored (so a replay changes nothing);
-    # within one call the later event wins (a stable sort).
-    order = frame["event_id"] if "event_id" in frame else pd.Series(0, index=frame.index)
+    if "destination" in columns:
+        number = frame[columns["source"]].where(inbound, frame[columns["destination"]])
+    elif inbound.all():
+        number = frame[columns["source"]]
+    else:
+        raise OptOutError(
+            "update: the events have no 'destination' column (the payload's 'Destination'), "
+            "needed where 'inbound' is false"
+        )
+    now = pd.Timestamp.now(tz=UTC)
+    received = (
+        _times(frame, columns["received_at"]).fillna(now)
+        if "received_at" in columns
+        else pd.Series(now, index=frame.index)
+    )
+    at = effective_times(_times(frame, columns["timestamp"]), received)
+    # Without a store's event ids, ties keep what is stored (so a replay changes nothing).
+    order = frame[columns["event_id"]] if "event_id" in columns else pd.Series(0, index=frame.index)
     table = pd.DataFrame(
         {
             "number": address_keys(number.reset_index(drop=True)),
             "kind": kind.to_numpy(),
             "at": at.to_numpy(),
+            "opted": kind.map(_OPT_TYPES).to_numpy(),
             "order": order.to_numpy(),
         }
     )
     table = table.dropna(subset=["number", "at"])
-    table = table.sort_values(["at", "order"], kind="stable")
+    # At equal times a STOP wins, whatever the order of arrival (a stable sort).
+    table = table.sort_values(["at", "opted", "order"], kind="stable")
     table["order"] = table["order"].astype("int64")
     return table.drop_duplicates("number", keep="last")[["number", "kind", "at", "order"]]
 
