@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ import pandas as pd
 import pytest
 
 import surveykit as sk
-from surveykit.callbacks import EventStore
+from surveykit.callbacks import EventStore, Receiver
 from surveykit.campaign import OptOutError
 from surveykit.models import CallbackPayload
 from surveykit.sandbox import Sandbox
@@ -425,3 +427,29 @@ def test_update_names_a_bad_timestamp(optouts: sk.OptOutList) -> None:
     frame = pd.DataFrame({"Type": ["Stop"], "Source": ["447700900090"], "Timestamp": ["soon"]})
     with pytest.raises(OptOutError, match=r"'Timestamp'.*'soon'"):
         optouts.update(frame)
+
+
+def test_a_stop_while_the_list_is_locked_is_applied_once_the_lock_is_free(tmp_path: Path) -> None:
+    path = tmp_path / "optouts.sqlite"
+    lst = sk.OptOutList(path)
+    receiver = Receiver(tmp_path / "events.sqlite", opt_out_wait=0.2, opt_out_retry=0.05)
+    first, second = "447700900095", "447700900096"
+    with sk.listen(receiver=receiver, opt_outs=lst) as listener:
+        blocker = sqlite3.connect(path, isolation_level=None)  # another process's write
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            started = time.monotonic()
+            post(listener.url, "Stop", first, "2026-03-01T09:00:00Z", "Unknown")
+            post(listener.url, "Stop", second, "2026-03-01T09:01:00Z", "Unknown")
+            assert time.monotonic() - started < 10, "answered well within the platform's 30 s"
+            stored = listener.wait_for(2, timeout=WAIT)
+            assert stored["type"].tolist() == ["Stop", "Stop"], "both are on disk in the store"
+            assert first not in lst and receiver.pending_opt_outs == 2
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        deadline = time.monotonic() + WAIT
+        while receiver.pending_opt_outs and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert first in lst and second in lst, "applied once the lock is free, no restart"
+        assert receiver.pending_opt_outs == 0

@@ -97,6 +97,8 @@ class OptOutList:
     Args:
         path: the SQLite file (created if missing).
         region: how national numbers given to :meth:`add` or ``in`` are read (``GB``).
+        timeout: seconds a write waits while another connection holds the file's write
+            lock (then ``sqlite3.OperationalError``); reads never wait (WAL).
 
     Example:
         >>> optouts = OptOutList("optouts.sqlite")          # doctest: +SKIP
@@ -105,14 +107,23 @@ class OptOutList:
         True
     """
 
-    def __init__(self, path: str | os.PathLike[str], *, region: str | None = None) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        region: str | None = None,
+        timeout: float = 30.0,
+    ) -> None:
         self.path = Path(path)
         if str(path) in ("", ":memory:"):
             raise ValueError("path: an opt-out list needs a file (other processes read it)")
+        if not timeout >= 0:
+            raise ValueError(f"timeout: expected seconds >= 0, got {timeout!r}")
         self.region = region
+        self.timeout = timeout
         self._lock = threading.Lock()
         self._db = sqlite3.connect(
-            self.path, check_same_thread=False, isolation_level=None, timeout=30.0
+            self.path, check_same_thread=False, isolation_level=None, timeout=timeout
         )
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
@@ -154,17 +165,23 @@ class OptOutList:
             )
         return keys.astype(str).tolist()
 
-    def _write(self, rows: list[tuple[Any, ...]]) -> int:
+    def _write(self, rows: list[tuple[Any, ...]], timeout: float | None = None) -> int:
         with self._lock:
-            before = self._db.total_changes
-            self._db.execute("BEGIN IMMEDIATE")
+            if timeout is not None:
+                self._db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
             try:
-                self._db.executemany(_UPSERT, rows)
-            except BaseException:
-                self._db.execute("ROLLBACK")
-                raise
-            self._db.execute("COMMIT")
-            return int(self._db.total_changes - before)
+                before = self._db.total_changes
+                self._db.execute("BEGIN IMMEDIATE")
+                try:
+                    self._db.executemany(_UPSERT, rows)
+                except BaseException:
+                    self._db.execute("ROLLBACK")
+                    raise
+                self._db.execute("COMMIT")
+                return int(self._db.total_changes - before)
+            finally:
+                if timeout is not None:
+                    self._db.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
 
     def add(self, numbers: str | Iterable[Any], *, reason: str | None = None) -> int:
         """Put numbers (or email addresses) on the list; return how many changed.
@@ -183,7 +200,7 @@ class OptOutList:
         keys = self._keys(numbers, "remove")
         return self._write([(k, 0, reason or "removed", stamp, 0, "manual") for k in keys])
 
-    def update(self, events: Any) -> int:
+    def update(self, events: Any, *, timeout: float | None = None) -> int:
         """Apply STOP and UNSTOP callbacks in time order; return how many numbers changed.
 
         Applying the same events again changes nothing; so does an event older than the
@@ -196,10 +213,14 @@ class OptOutList:
                 payload's own names (``Type``, ``Source``, ``Destination``, ``Timestamp``),
                 in either letter case; ``type``, ``source`` and ``timestamp`` are needed,
                 ``destination`` where ``inbound`` is false. At equal times a STOP wins.
+            timeout: seconds to wait while another connection holds the write lock
+                (default: the list's ``timeout``).
 
         Raises:
             OptOutError: a needed column is missing, or a timestamp cannot be read (the
                 column and the value are named; nothing is written then).
+            sqlite3.OperationalError: another connection held the file's write lock for
+                longer than ``timeout`` seconds (default: the list's ``timeout``).
         """
         frame = _opt_events(events)
         if frame.empty:
@@ -214,14 +235,18 @@ class OptOutList:
                 strict=True,
             )
         ]
-        return self._write(rows)
+        return self._write(rows, timeout)
 
     # -- reading ----------------------------------------------------------------------
 
-    def apply(self, payload: Any, event_id: int) -> int:
-        """Apply one stored callback (the receiver's hook); ``event_id`` is its store order."""
+    def apply(self, payload: Any, event_id: int, *, timeout: float | None = None) -> int:
+        """Apply one stored callback (the receiver's hook); ``event_id`` is its store order.
+
+        ``timeout``: seconds to wait for another connection's write lock (default: the
+        list's own); the receiver waits briefly, then retries in the background.
+        """
         frame = events_table([payload]).assign(event_id=[event_id])
-        return self.update(frame)
+        return self.update(frame, timeout=timeout)
 
     def __contains__(self, number: object) -> bool:
         keys = address_keys(pd.Series([number], dtype=object), self.region)

@@ -31,8 +31,14 @@ class OptOutSink(Protocol):
     receiver knows it only by these two methods.
     """
 
-    def apply(self, payload: CallbackPayload, event_id: int) -> int:
-        """Apply one stored callback; ``event_id`` is its order in the store."""
+    def apply(
+        self, payload: CallbackPayload, event_id: int, *, timeout: float | None = None
+    ) -> int:
+        """Apply one stored callback; ``event_id`` is its order in the store.
+
+        ``timeout``: seconds to wait while the list is locked; then raise
+        ``sqlite3.OperationalError``, and the receiver retries later.
+        """
         ...
 
     def update(self, events: Any) -> int:
