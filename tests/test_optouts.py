@@ -453,3 +453,69 @@ def test_a_stop_while_the_list_is_locked_is_applied_once_the_lock_is_free(tmp_pa
             time.sleep(0.02)
         assert first in lst and second in lst, "applied once the lock is free, no restart"
         assert receiver.pending_opt_outs == 0
+
+
+# -- opt-outs in other words ---------------------------------------------------------------
+
+
+def message(number: str, text: str, minute: int) -> CallbackPayload:
+    return CallbackPayload.model_validate(
+        {
+            "Type": "Message",
+            "Source": number,
+            "Destination": SOURCE,
+            "Inbound": True,
+            "Message": text,
+            "MessageID": f"MS{number}{minute}",
+            "Timestamp": (
+                pd.Timestamp("2026-03-01T09:00Z") + pd.Timedelta(minutes=minute)
+            ).isoformat(),
+        }
+    )
+
+
+def test_replies_in_words_opt_out_or_are_flagged(optouts: sk.OptOutList) -> None:
+    events = [
+        message("447700900101", "Please stop texting me!", 1),
+        message("447700900102", "Stop, who is this?", 2),
+        message("447700900103", "Don't stop, I like these", 3),
+        message("447700900104", "Arrêtez de m'envoyer des SMS", 4),
+        message("447700900105", "5", 5),
+    ]
+    assert optouts.update(events) == 2
+    frame = optouts.frame.set_index("number")
+    assert sorted(frame.index) == ["447700900101", "447700900104"]
+    assert frame.loc["447700900101", "reason"] == "opt-out in words (en): stop texting me"
+    assert frame.loc["447700900101", "message"] == "Please stop texting me!"
+    assert frame.loc["447700900104", "reason"].startswith("opt-out in words (fr)")
+    review = optouts.review()
+    assert review.columns.tolist() == ["number", "message", "words", "language", "at", "opted_out"]
+    assert review[["number", "message", "words"]].values.tolist() == [
+        ["447700900102", "Stop, who is this?", "stop"]
+    ]
+    assert not review["opted_out"].any()
+    assert optouts.update(events) == 0 and len(optouts.review()) == 1, "a replay adds nothing"
+    optouts.update([payload("Unstop", "447700900101", 9)])  # UNSTOP later: back on
+    assert "447700900101" not in optouts
+
+
+def test_the_words_rule_can_be_turned_off(tmp_path: Path) -> None:
+    with sk.OptOutList(tmp_path / "o.sqlite", words=False) as lst:
+        assert lst.update([message("447700900101", "Please stop texting me!", 1)]) == 0
+        assert len(lst) == 0 and lst.review().empty
+        assert lst.update([payload("Stop", "447700900101", 2)]) == 1, "STOP still applies"
+
+
+@pytest.mark.parametrize("words", [True, False], ids=["words-on", "words-off"])
+def test_a_listener_reads_opt_outs_in_words(words: bool, tmp_path: Path) -> None:
+    path = tmp_path / "optouts.sqlite"
+    with sk.listen(db=tmp_path / "e.sqlite", opt_outs=path, opt_out_words=words) as listener:
+        for number, text in [("447700900111", "unsubscribe"), ("447700900112", "5 - stop?")]:
+            body = message(number, text, 1).model_dump(by_alias=True, mode="json")
+            with httpx.Client(trust_env=False, timeout=WAIT) as http:
+                assert http.post(listener.url, json=body).status_code == 200
+        with sk.OptOutList(path) as lst:
+            assert ("447700900111" in lst) is words
+            assert lst.review()["number"].tolist() == (["447700900112"] if words else [])
+    with pytest.raises(ValueError, match="set OptOutList"):
+        sk.listen(opt_outs=sk.OptOutList(path), opt_out_words=False)

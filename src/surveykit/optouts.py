@@ -35,6 +35,7 @@ import pyarrow.compute as pc
 from surveykit.callbacks._events import events_table
 from surveykit.errors import OptOutError
 from surveykit.respondents._numbers import address_keys
+from surveykit.rules.optout_words import read_optout
 
 _SCHEMA: Final = """
 CREATE TABLE IF NOT EXISTS optouts (
@@ -45,18 +46,35 @@ CREATE TABLE IF NOT EXISTS optouts (
     seq        INTEGER NOT NULL,
     source     TEXT NOT NULL
 );
+CREATE TABLE IF NOT EXISTS review (
+    number   TEXT NOT NULL,
+    message  TEXT NOT NULL,
+    words    TEXT NOT NULL,
+    language TEXT NOT NULL,
+    at       TEXT NOT NULL,
+    seq      INTEGER NOT NULL,
+    PRIMARY KEY (number, at, message)
+);
 """
 _UPSERT: Final = """
-INSERT INTO optouts (number, opted_out, reason, changed_at, seq, source)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT INTO optouts (number, opted_out, reason, changed_at, seq, source, message)
+VALUES (?, ?, ?, ?, ?, ?, ?)
 ON CONFLICT (number) DO UPDATE SET
     opted_out = excluded.opted_out, reason = excluded.reason,
-    changed_at = excluded.changed_at, seq = excluded.seq, source = excluded.source
+    changed_at = excluded.changed_at, seq = excluded.seq, source = excluded.source,
+    message = excluded.message
 WHERE (excluded.changed_at, excluded.opted_out, excluded.seq)
     > (optouts.changed_at, optouts.opted_out, optouts.seq)
 """
+_REVIEW_INSERT: Final = """
+INSERT OR IGNORE INTO review (number, message, words, language, at, seq)
+VALUES (?, ?, ?, ?, ?, ?)
+"""
 _OPT_TYPES: Final = {"stop": 1, "unstop": 0}
-FRAME_COLUMNS: Final = ("number", "reason", "since", "source")
+_WORDS_TYPE: Final = "message"
+"""The callback type whose text may be an opt-out in words (an inbound Message)."""
+FRAME_COLUMNS: Final = ("number", "reason", "since", "source", "message")
+REVIEW_COLUMNS: Final = ("number", "message", "words", "language", "at", "opted_out")
 
 FUTURE_SLACK: Final = pd.Timedelta(minutes=5)
 """How far after its receipt an event's ``Timestamp`` may lie and still count (clock skew)."""
@@ -72,6 +90,7 @@ _EVENT_COLUMNS: Final = (
     "inbound",
     "received_at",
     "event_id",
+    "message",
 )
 _REQUIRED: Final = ("type", "source", "timestamp")
 
@@ -99,6 +118,10 @@ class OptOutList:
         region: how national numbers given to :meth:`add` or ``in`` are read (``GB``).
         timeout: seconds a write waits while another connection holds the file's write
             lock (then ``sqlite3.OperationalError``); reads never wait (WAL).
+        words: also read inbound Message callbacks for opt-outs in other words ("please
+            stop texting me", "remove me"; see :mod:`surveykit.rules.optout_words`): clear
+            ones are opted out (reason and text kept), unsure ones are listed by
+            :meth:`review`. False turns the rule off; STOP and UNSTOP apply either way.
 
     Example:
         >>> optouts = OptOutList("optouts.sqlite")          # doctest: +SKIP
@@ -113,6 +136,7 @@ class OptOutList:
         *,
         region: str | None = None,
         timeout: float = 30.0,
+        words: bool = True,
     ) -> None:
         self.path = Path(path)
         if str(path) in ("", ":memory:"):
@@ -121,6 +145,7 @@ class OptOutList:
             raise ValueError(f"timeout: expected seconds >= 0, got {timeout!r}")
         self.region = region
         self.timeout = timeout
+        self.words = words
         self._lock = threading.Lock()
         self._db = sqlite3.connect(
             self.path, check_same_thread=False, isolation_level=None, timeout=timeout
@@ -128,6 +153,9 @@ class OptOutList:
         self._db.execute("PRAGMA journal_mode=WAL")
         self._db.execute("PRAGMA synchronous=FULL")
         self._db.executescript(_SCHEMA)
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(optouts)")}
+        if "message" not in columns:  # a file from before opt-outs in words
+            self._db.execute("ALTER TABLE optouts ADD COLUMN message TEXT")
         self._cache: tuple[tuple[int, int], pa.Array] | None = None
 
     def __repr__(self) -> str:
@@ -165,7 +193,12 @@ class OptOutList:
             )
         return keys.astype(str).tolist()
 
-    def _write(self, rows: list[tuple[Any, ...]], timeout: float | None = None) -> int:
+    def _write(
+        self,
+        rows: list[tuple[Any, ...]],
+        timeout: float | None = None,
+        review: list[tuple[Any, ...]] | None = None,
+    ) -> int:
         with self._lock:
             if timeout is not None:
                 self._db.execute(f"PRAGMA busy_timeout={int(timeout * 1000)}")
@@ -174,11 +207,14 @@ class OptOutList:
                 self._db.execute("BEGIN IMMEDIATE")
                 try:
                     self._db.executemany(_UPSERT, rows)
+                    changed = self._db.total_changes - before
+                    if review:
+                        self._db.executemany(_REVIEW_INSERT, review)
                 except BaseException:
                     self._db.execute("ROLLBACK")
                     raise
                 self._db.execute("COMMIT")
-                return int(self._db.total_changes - before)
+                return int(changed)
             finally:
                 if timeout is not None:
                     self._db.execute(f"PRAGMA busy_timeout={int(self.timeout * 1000)}")
@@ -192,19 +228,22 @@ class OptOutList:
         """
         stamp = _now()
         keys = self._keys(numbers, "add")
-        return self._write([(k, 1, reason or "added", stamp, 0, "manual") for k in keys])
+        return self._write([(k, 1, reason or "added", stamp, 0, "manual", None) for k in keys])
 
     def remove(self, numbers: str | Iterable[Any], *, reason: str | None = None) -> int:
         """Take numbers off the list (an UNSTOP by hand); return how many changed."""
         stamp = _now()
         keys = self._keys(numbers, "remove")
-        return self._write([(k, 0, reason or "removed", stamp, 0, "manual") for k in keys])
+        return self._write([(k, 0, reason or "removed", stamp, 0, "manual", None) for k in keys])
 
     def update(self, events: Any, *, timeout: float | None = None) -> int:
         """Apply STOP and UNSTOP callbacks in time order; return how many numbers changed.
 
         Applying the same events again changes nothing; so does an event older than the
-        number's latest change. Other event types are ignored.
+        number's latest change. With ``words`` on (the default), an inbound Message that
+        clearly asks to stop in other words counts as a STOP (reason ``opt-out in words``
+        and its text kept), and an unsure one is kept for :meth:`review`. Other event
+        types are ignored.
 
         Args:
             events: the listener's events DataFrame, an :class:`~surveykit.callbacks.EventStore`,
@@ -222,20 +261,34 @@ class OptOutList:
             sqlite3.OperationalError: another connection held the file's write lock for
                 longer than ``timeout`` seconds (default: the list's ``timeout``).
         """
-        frame = _opt_events(events)
-        if frame.empty:
+        frame, review = _opt_events(events, words=self.words)
+        if frame.empty and review.empty:
             return 0
         rows = [
-            (number, _OPT_TYPES[kind], f"{kind.upper()} callback", _stamp(at), seq, "callback")
-            for number, kind, at, seq in zip(
+            (number, opted, reason, _stamp(at), seq, "callback", message)
+            for number, opted, reason, at, seq, message in zip(
                 frame["number"].tolist(),
-                frame["kind"].tolist(),
+                frame["opted"].tolist(),
+                frame["reason"].tolist(),
                 frame["at"].tolist(),
                 frame["order"].tolist(),
+                frame["message"].tolist(),
                 strict=True,
             )
         ]
-        return self._write(rows, timeout)
+        flagged = [
+            (number, message, words, language, _stamp(at), seq)
+            for number, message, words, language, at, seq in zip(
+                review["number"].tolist(),
+                review["message"].tolist(),
+                review["words"].tolist(),
+                review["language"].tolist(),
+                review["at"].tolist(),
+                review["order"].tolist(),
+                strict=True,
+            )
+        ]
+        return self._write(rows, timeout, flagged)
 
     # -- reading ----------------------------------------------------------------------
 
@@ -302,16 +355,44 @@ class OptOutList:
 
     @property
     def frame(self) -> pd.DataFrame:
-        """The numbers opted out now: number, reason, since (UTC), source (manual/callback)."""
+        """The numbers opted out now: number, reason, since (UTC), source, message.
+
+        ``source`` is ``manual`` or ``callback``; ``message`` the respondent's text when
+        the opt-out came from a callback that carried one.
+        """
         with self._lock:
             rows = self._db.execute(
-                "SELECT number, reason, changed_at, source FROM optouts"
+                "SELECT number, reason, changed_at, source, message FROM optouts"
                 " WHERE opted_out = 1 ORDER BY number"
             ).fetchall()
         frame = pd.DataFrame(rows, columns=list(FRAME_COLUMNS))
-        for column in ("number", "reason", "source"):
+        for column in ("number", "reason", "source", "message"):
             frame[column] = frame[column].astype("string")
         frame["since"] = pd.to_datetime(frame["since"], utc=True, format="ISO8601")
+        return frame
+
+    def review(self) -> pd.DataFrame:
+        """Replies that may be opt-outs in other words, for a person to decide; oldest first.
+
+        Columns: ``number``, ``message`` (the reply), ``words`` (what flagged it),
+        ``language``, ``at`` (UTC) and ``opted_out`` (whether the number is on the list
+        now). Nothing here is opted out by the rule: call :meth:`add` for those that are.
+
+        Example:
+            >>> unsure = optouts.review()                    # doctest: +SKIP
+            >>> optouts.add(unsure.loc[[0, 3], "number"], reason="reviewed: opt-out")
+        """
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT r.number, r.message, r.words, r.language, r.at,"
+                " coalesce(o.opted_out, 0) FROM review AS r"
+                " LEFT JOIN optouts AS o ON o.number = r.number ORDER BY r.at, r.seq"
+            ).fetchall()
+        frame = pd.DataFrame(rows, columns=list(REVIEW_COLUMNS))
+        for column in ("number", "message", "words", "language"):
+            frame[column] = frame[column].astype("string")
+        frame["at"] = pd.to_datetime(frame["at"], utc=True, format="ISO8601")
+        frame["opted_out"] = frame["opted_out"].astype(bool)
         return frame
 
 
@@ -362,17 +443,29 @@ def effective_times(timestamp: pd.Series, received: pd.Series) -> pd.Series:
     return pd.Series(timestamp.where(sane.fillna(False).astype(bool), received))
 
 
-def _opt_events(events: Any) -> pd.DataFrame:
-    """The STOP/UNSTOP events of ``events``: number, kind, at, the latest per number."""
+def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
+    """The opt-out changes of ``events``, the latest per number, and the replies to review.
+
+    Changes: number, opted (1 or 0), reason, at, order, message. Review: number, message,
+    words, language, at, order.
+    """
     frame = events_table(events)
-    empty = pd.DataFrame({"number": [], "kind": [], "at": [], "order": []})
+    changes = pd.DataFrame(
+        {"number": [], "opted": [], "reason": [], "at": [], "order": [], "message": []}
+    )
+    review = pd.DataFrame(
+        {"number": [], "message": [], "words": [], "language": [], "at": [], "order": []}
+    )
     if frame.empty and not len(frame.columns):
-        return empty
+        return changes, review
     columns = _columns(frame)
     kind = frame[columns["type"]].astype("string").str.lower()
-    frame = frame[kind.isin(list(_OPT_TYPES)).fillna(False).to_numpy(dtype=bool)]
+    wanted = kind.isin(list(_OPT_TYPES))
+    if words and "message" in columns:
+        wanted |= kind == _WORDS_TYPE
+    frame = frame[wanted.fillna(False).to_numpy(dtype=bool)]
     if frame.empty:
-        return empty
+        return changes, review
     kind = frame[columns["type"]].astype("string").str.lower()
     inbound = (
         frame[columns["inbound"]].astype("boolean").fillna(True).astype(bool)
@@ -397,20 +490,46 @@ def _opt_events(events: Any) -> pd.DataFrame:
     at = effective_times(_times(frame, columns["timestamp"]), received)
     # Without a store's event ids, ties keep what is stored (so a replay changes nothing).
     order = frame[columns["event_id"]] if "event_id" in columns else pd.Series(0, index=frame.index)
+    text = (
+        frame[columns["message"]].astype("string")
+        if "message" in columns
+        else pd.Series(pd.NA, index=frame.index, dtype="string")
+    )
+    readings = [
+        read_optout(None if pd.isna(t) else str(t)) if k == _WORDS_TYPE and sent else None
+        for k, t, sent in zip(kind.tolist(), text.tolist(), inbound.tolist(), strict=True)
+    ]
+    verdict = [None if r is None else r.verdict for r in readings]
+    opted = [
+        _OPT_TYPES.get(k, 1 if v == "opt_out" else -1)
+        for k, v in zip(kind.tolist(), verdict, strict=True)
+    ]
+    reason = [
+        f"{k.upper()} callback"
+        if r is None
+        else f"opt-out in words ({r.language}): {r.words}"
+        for k, r in zip(kind.tolist(), readings, strict=True)
+    ]
     table = pd.DataFrame(
         {
             "number": address_keys(number.reset_index(drop=True)),
-            "kind": kind.to_numpy(),
+            "opted": opted,
+            "reason": reason,
             "at": at.to_numpy(),
-            "opted": kind.map(_OPT_TYPES).to_numpy(),
             "order": order.to_numpy(),
+            "message": [None if pd.isna(t) else str(t) for t in text.tolist()],
+            "verdict": verdict,
+            "words": [None if r is None else r.words for r in readings],
+            "language": [None if r is None else r.language for r in readings],
         }
     )
     table = table.dropna(subset=["number", "at"])
+    table["order"] = table["order"].astype("int64")
+    review = table.loc[table["verdict"] == "review", list(review.columns)]
+    table = table[table["opted"] >= 0]
     # At equal times a STOP wins, whatever the order of arrival (a stable sort).
     table = table.sort_values(["at", "opted", "order"], kind="stable")
-    table["order"] = table["order"].astype("int64")
-    return table.drop_duplicates("number", keep="last")[["number", "kind", "at", "order"]]
+    return table.drop_duplicates("number", keep="last")[list(changes.columns)], review
 
 
 def as_opt_outs(value: Any) -> OptOutList:

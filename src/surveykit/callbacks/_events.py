@@ -70,6 +70,7 @@ def events_table(events: Any) -> pd.DataFrame:
                 "status": [p.status for p in payloads],
                 "source": [p.source for p in payloads],
                 "destination": [p.destination for p in payloads],
+                "message": [p.message for p in payloads],
                 "inbound": pd.array([p.inbound for p in payloads], dtype="boolean"),
                 "timestamp": pd.to_datetime([p.timestamp for p in payloads], utc=True),
             }
@@ -89,6 +90,7 @@ _EVENT_FIELDS: Final = (
     "status",
     "source",
     "destination",
+    "message",
     "inbound",
 )
 
@@ -106,7 +108,7 @@ def read_event_file(path: Path) -> pd.DataFrame:
     except sqlite3.DatabaseError as exc:
         raise ValueError(f"events: {path} is not an event store ({exc})") from None
     frame = pd.DataFrame(rows, columns=list(_EVENT_FIELDS))
-    for column in ("type", "message_id", "status", "source", "destination"):
+    for column in ("type", "message_id", "status", "source", "destination", "message"):
         frame[column] = frame[column].astype("string")
     frame["inbound"] = frame["inbound"].astype("boolean")
     for column in ("received_at", "timestamp"):

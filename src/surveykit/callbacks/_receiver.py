@@ -116,7 +116,8 @@ class Receiver:
         body_timeout: seconds the whole body may take to arrive (408 after it, without
             reading further), so a slow sender cannot hold the receiver.
         opt_outs: an :class:`~surveykit.OptOutList` that every STOP and UNSTOP callback
-            updates (after it is stored, before it is answered).
+            updates (after it is stored, before it is answered); inbound Message callbacks
+            are given to it too, for opt-outs in other words (its ``words`` setting).
         opt_out_wait: seconds a STOP or UNSTOP waits while another connection holds the
             opt-out list's lock; then it is answered (it is already committed to the
             store) and applied in the background as soon as the lock is free.
@@ -510,6 +511,9 @@ class Receiver:
         handler = self.handler_for(payload.type)
         state: ReplyState = "pending" if handler is not None else "done"
         recorded = await self._store.arecord(payload, method=method, reply_state=state)
+        if self.opt_outs is not None and _type_key(payload.type or "") == "message":
+            # An opt-out in other words ("please stop texting me"): the list decides.
+            await self._opt_out(payload, recorded.event_id)
         if recorded.reply_state == "done":
             # Answered before (possibly by an earlier process): the same reply again.
             return recorded.reply
