@@ -436,7 +436,7 @@ class Receiver:
         applying one twice changes nothing).
         """
         if self._pending:  # the list is locked: queue behind the others, without waiting
-            self._pending[event_id] = payload
+            self._queue_opt_out(payload, event_id)
             return
         try:
             await self._apply_opt_out(payload, event_id, self.opt_out_wait)
@@ -447,11 +447,14 @@ class Receiver:
                 event_id,
                 exc,
             )
-            self._pending[event_id] = payload
-            if self._retrying is None or self._retrying.done():
-                self._retrying = asyncio.get_running_loop().create_task(self._retry_opt_outs())
+            self._queue_opt_out(payload, event_id)
         except Exception as exc:  # a bad number: retrying cannot help
             logger.warning("callback event %d: opt-out list: %s", event_id, exc)
+
+    def _queue_opt_out(self, payload: CallbackPayload, event_id: int) -> None:
+        self._pending[event_id] = payload
+        if self._retrying is None or self._retrying.done():
+            self._retrying = asyncio.get_running_loop().create_task(self._retry_opt_outs())
 
     async def _apply_opt_out(self, payload: CallbackPayload, event_id: int, wait: float) -> None:
         sink = self.opt_outs
