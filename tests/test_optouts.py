@@ -315,15 +315,13 @@ def test_two_listeners_on_one_list_a_stop_wins_a_tie(first: str, tmp_path: Path)
         sk.listen(db=tmp_path / "a.sqlite", opt_outs=path) as a,
         sk.listen(db=tmp_path / "b.sqlite", opt_outs=path) as b,
     ):
-        # Listener b has stored more events, so its event ids are larger than a's.
+        # Listener b has stored more events, so its UNSTOP's event id is larger than the
+        # id of a's STOP: ids of two stores say nothing about which came first.
         for n in range(3):
             post(b.url, "Receipt", "447700900001", same_time, f"MS{n}")
-        second = "Unstop" if first == "Stop" else "Stop"
-        stop_to, unstop_to = (a, b) if first == "Stop" else (b, a)
-        order = [(first, stop_to if first == "Stop" else unstop_to)]
-        order.append((second, unstop_to if second == "Unstop" else stop_to))
-        for kind, listener in order:
-            post(listener.url, kind, number, same_time, "Unknown")
+        to = {"Stop": a, "Unstop": b}
+        for kind in (first, "Unstop" if first == "Stop" else "Stop"):
+            post(to[kind].url, kind, number, same_time, "Unknown")
         with sk.OptOutList(path) as lst:
             assert number in lst, "a STOP and an UNSTOP at the same time: the STOP is kept"
 
