@@ -517,3 +517,17 @@ def test_a_listener_reads_opt_outs_in_words(words: bool, tmp_path: Path) -> None
             assert lst.review()["number"].tolist() == (["447700900112"] if words else [])
     with pytest.raises(ValueError, match="set OptOutList"):
         sk.listen(opt_outs=sk.OptOutList(path), opt_out_words=False)
+
+
+def test_a_restart_does_not_flag_a_reply_twice(tmp_path: Path) -> None:
+    # Dated 2099, the reply counts from its receipt: at once, and from the store at restart.
+    body = message("447700900121", "Stop, who is this?", 1).model_dump(by_alias=True, mode="json")
+    body["Timestamp"] = "2099-01-01T00:00:00Z"
+    path, db = tmp_path / "optouts.sqlite", tmp_path / "e.sqlite"
+    with (
+        sk.listen(db=db, opt_outs=path) as listener,
+        httpx.Client(trust_env=False, timeout=WAIT) as http,
+    ):
+        assert http.post(listener.url, json=body).status_code == 200
+    with sk.listen(db=db, opt_outs=path), sk.OptOutList(path) as lst:
+        assert lst.review()["number"].tolist() == ["447700900121"]

@@ -53,7 +53,8 @@ CREATE TABLE IF NOT EXISTS review (
     language TEXT NOT NULL,
     at       TEXT NOT NULL,
     seq      INTEGER NOT NULL,
-    PRIMARY KEY (number, at, message)
+    stamp    TEXT NOT NULL,
+    PRIMARY KEY (number, stamp, message)
 );
 """
 _UPSERT: Final = """
@@ -67,8 +68,8 @@ WHERE (excluded.changed_at, excluded.opted_out, excluded.seq)
     > (optouts.changed_at, optouts.opted_out, optouts.seq)
 """
 _REVIEW_INSERT: Final = """
-INSERT OR IGNORE INTO review (number, message, words, language, at, seq)
-VALUES (?, ?, ?, ?, ?, ?)
+INSERT OR IGNORE INTO review (number, message, words, language, at, seq, stamp)
+VALUES (?, ?, ?, ?, ?, ?, ?)
 """
 _OPT_TYPES: Final = {"stop": 1, "unstop": 0}
 _WORDS_TYPE: Final = "message"
@@ -277,14 +278,15 @@ class OptOutList:
             )
         ]
         flagged = [
-            (number, message, words, language, _stamp(at), seq)
-            for number, message, words, language, at, seq in zip(
+            (number, message, words, language, _stamp(at), seq, stamp)
+            for number, message, words, language, at, seq, stamp in zip(
                 review["number"].tolist(),
                 review["message"].tolist(),
                 review["words"].tolist(),
                 review["language"].tolist(),
                 review["at"].tolist(),
                 review["order"].tolist(),
+                review["stamp"].tolist(),
                 strict=True,
             )
         ]
@@ -454,7 +456,15 @@ def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame
         {"number": [], "opted": [], "reason": [], "at": [], "order": [], "message": []}
     )
     review = pd.DataFrame(
-        {"number": [], "message": [], "words": [], "language": [], "at": [], "order": []}
+        {
+            "number": [],
+            "message": [],
+            "words": [],
+            "language": [],
+            "at": [],
+            "order": [],
+            "stamp": [],
+        }
     )
     if frame.empty and not len(frame.columns):
         return changes, review
@@ -487,7 +497,8 @@ def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame
         if "received_at" in columns
         else pd.Series(now, index=frame.index)
     )
-    at = effective_times(_times(frame, columns["timestamp"]), received)
+    sent_at = _times(frame, columns["timestamp"])
+    at = effective_times(sent_at, received)
     # Without a store's event ids, ties keep what is stored (so a replay changes nothing).
     order = frame[columns["event_id"]] if "event_id" in columns else pd.Series(0, index=frame.index)
     text = (
@@ -521,6 +532,9 @@ def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame
             "verdict": verdict,
             "words": [None if r is None else r.words for r in readings],
             "language": [None if r is None else r.language for r in readings],
+            # The platform's own time: the same event read again (at receipt, then from the
+            # store at the next start) has the same one, whatever time it counts at.
+            "stamp": ["" if pd.isna(t) else _stamp(t) for t in sent_at.tolist()],
         }
     )
     table = table.dropna(subset=["number", "at"])
