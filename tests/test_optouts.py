@@ -3,18 +3,21 @@
 from __future__ import annotations
 
 import random
+import sqlite3
 import subprocess
 import sys
 import textwrap
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import httpx
 import pandas as pd
 import pytest
 
 import surveykit as sk
-from surveykit.callbacks import EventStore
+from surveykit.callbacks import EventStore, Receiver
 from surveykit.campaign import OptOutError
 from surveykit.models import CallbackPayload
 from surveykit.sandbox import Sandbox
@@ -188,6 +191,7 @@ def test_listen_keeps_the_list_current(tmp_path: Path) -> None:
         sandbox.set_account_callback(listener.url)
         sandbox.simulate_reply("447700900051", "STOP")
         sandbox.simulate_reply("447700900052", "STOP")
+        sandbox.advance(1)  # at the same time a STOP would win over the UNSTOP
         sandbox.simulate_reply("447700900052", "UNSTOP")
         sandbox.wait_for_deliveries(WAIT)
         listener.wait_for(4, timeout=WAIT)
@@ -283,3 +287,247 @@ def test_a_stop_during_the_batch_stops_the_later_rows(tmp_path: Path) -> None:
     assert again.sent_now == 1
     assert again.frame["outcome"].tolist() == ["sent", "sent", "sent", "opted_out", "sent"]
     assert len(sandbox.messages()) == 4
+
+
+# -- every STOP kept (issue 22) -------------------------------------------------------------
+
+
+def post(url: str, kind: str, number: str, timestamp: str, message_id: str) -> None:
+    body = {
+        "Type": kind,
+        "Source": number,
+        "Destination": SOURCE,
+        "Inbound": True,
+        "Message": kind.upper(),
+        "MessageID": message_id,
+        "Timestamp": timestamp,
+    }
+    with httpx.Client(trust_env=False, timeout=WAIT) as http:
+        assert http.post(url, json=body).status_code == 200
+
+
+@pytest.mark.parametrize("first", ["Stop", "Unstop"], ids=["stop-first", "unstop-first"])
+def test_two_listeners_on_one_list_a_stop_wins_a_tie(first: str, tmp_path: Path) -> None:
+    number = "447700900070"
+    same_time = "2026-03-01T09:00:00Z"
+    path = tmp_path / "optouts.sqlite"
+    with (
+        sk.listen(db=tmp_path / "a.sqlite", opt_outs=path) as a,
+        sk.listen(db=tmp_path / "b.sqlite", opt_outs=path) as b,
+    ):
+        # Listener b has stored more events, so its UNSTOP's event id is larger than the
+        # id of a's STOP: ids of two stores say nothing about which came first.
+        for n in range(3):
+            post(b.url, "Receipt", "447700900001", same_time, f"MS{n}")
+        to = {"Stop": a, "Unstop": b}
+        for kind in (first, "Unstop" if first == "Stop" else "Stop"):
+            post(to[kind].url, kind, number, same_time, "Unknown")
+        with sk.OptOutList(path) as lst:
+            assert number in lst, "a STOP and an UNSTOP at the same time: the STOP is kept"
+
+
+def test_a_tie_within_one_update_keeps_the_stop(optouts: sk.OptOutList) -> None:
+    stop, unstop = payload("Stop", "447700900071", 5), payload("Unstop", "447700900071", 5)
+    optouts.update([stop, unstop])
+    assert "447700900071" in optouts
+    frame = pd.DataFrame(
+        {
+            "type": ["Stop", "Unstop"],
+            "source": ["447700900072"] * 2,
+            "timestamp": pd.to_datetime(["2026-03-01T09:00Z"] * 2, utc=True),
+            "event_id": [1, 2],
+        }
+    )
+    optouts.update(frame)
+    assert "447700900072" in optouts
+
+
+def test_an_unstop_dated_in_the_future_does_not_outrank_a_later_stop(tmp_path: Path) -> None:
+    number = "447700900080"
+    path = tmp_path / "optouts.sqlite"
+    with sk.listen(db=tmp_path / "events.sqlite", opt_outs=path) as listener:  # unsigned
+        post(listener.url, "Unstop", number, "2099-01-01T00:00:00Z", "Unknown")
+        now = pd.Timestamp.now(tz="UTC")  # after the UNSTOP was received
+        post(listener.url, "Stop", number, now.isoformat(), "Unknown")
+        with sk.OptOutList(path) as lst:
+            assert number in lst, "an UNSTOP dated 2099 counts from when it was received"
+            since = lst.frame.set_index("number").loc[number, "since"]
+            assert abs(since - now) < pd.Timedelta(minutes=1)
+
+
+@pytest.mark.parametrize(
+    ("ahead", "counted_at_receipt"),
+    [
+        (pd.Timedelta(minutes=4), False),
+        (pd.Timedelta(minutes=6), True),
+        (pd.Timedelta(days=-30), False),
+    ],
+    ids=["4-min-ahead-kept", "6-min-ahead-receipt", "a-month-late-kept"],
+)
+def test_timestamps_outside_the_window_count_from_receipt(
+    ahead: pd.Timedelta, counted_at_receipt: bool, optouts: sk.OptOutList
+) -> None:
+    received = pd.Timestamp("2026-03-01T09:00Z")
+    frame = pd.DataFrame(
+        {
+            "event_id": [1],
+            "received_at": [received],
+            "type": ["Stop"],
+            "source": ["447700900081"],
+            "destination": [SOURCE],
+            "timestamp": [received + ahead],
+        }
+    )
+    optouts.update(frame)
+    since = optouts.frame["since"].iloc[0]
+    assert since == (received if counted_at_receipt else received + ahead)
+
+
+def test_a_timestamp_before_the_floor_counts_from_receipt(optouts: sk.OptOutList) -> None:
+    received = pd.Timestamp("2026-03-01T09:00Z")
+    frame = pd.DataFrame(
+        {
+            "event_id": [1, 2],
+            "received_at": [received - pd.Timedelta(hours=1), received],
+            "type": ["Unstop", "Stop"],
+            "source": ["447700900082"] * 2,
+            "destination": [SOURCE] * 2,
+            "timestamp": [received - pd.Timedelta(hours=1), pd.Timestamp("1999-12-31T23:00Z")],
+        }
+    )
+    optouts.update(frame)
+    assert "447700900082" in optouts, "a STOP stamped 1999 counts from when it was received"
+
+
+def test_update_takes_the_payloads_own_column_names(optouts: sk.OptOutList) -> None:
+    frame = pd.DataFrame(
+        {
+            "Type": ["Stop", "Stop", "Unstop"],
+            "Source": ["447700900090", "447700900091", "447700900091"],
+            "Destination": [SOURCE] * 3,
+            "Timestamp": ["2026-03-01T09:00Z", "2026-03-01T09:01Z", "2026-03-01T09:02Z"],
+        }
+    )
+    assert optouts.update(frame) == 2
+    assert optouts.frame["number"].tolist() == ["447700900090"]
+
+
+@pytest.mark.parametrize("missing", ["Type", "Source", "Timestamp"])
+def test_update_names_a_missing_column(missing: str, optouts: sk.OptOutList) -> None:
+    frame = pd.DataFrame(
+        {"Type": ["Stop"], "Source": ["447700900090"], "Timestamp": ["2026-03-01T09:00Z"]}
+    ).drop(columns=[missing])
+    with pytest.raises(OptOutError, match=rf"no {missing.lower()!r} column"):
+        optouts.update(frame)
+
+
+def test_update_names_a_bad_timestamp(optouts: sk.OptOutList) -> None:
+    frame = pd.DataFrame({"Type": ["Stop"], "Source": ["447700900090"], "Timestamp": ["soon"]})
+    with pytest.raises(OptOutError, match=r"'Timestamp'.*'soon'"):
+        optouts.update(frame)
+
+
+def test_a_stop_while_the_list_is_locked_is_applied_once_the_lock_is_free(tmp_path: Path) -> None:
+    path = tmp_path / "optouts.sqlite"
+    lst = sk.OptOutList(path)
+    receiver = Receiver(tmp_path / "events.sqlite", opt_out_wait=0.2, opt_out_retry=0.05)
+    first, second = "447700900095", "447700900096"
+    with sk.listen(receiver=receiver, opt_outs=lst) as listener:
+        blocker = sqlite3.connect(path, isolation_level=None)  # another process's write
+        blocker.execute("BEGIN IMMEDIATE")
+        try:
+            started = time.monotonic()
+            post(listener.url, "Stop", first, "2026-03-01T09:00:00Z", "Unknown")
+            post(listener.url, "Stop", second, "2026-03-01T09:01:00Z", "Unknown")
+            assert time.monotonic() - started < 10, "answered well within the platform's 30 s"
+            stored = listener.wait_for(2, timeout=WAIT)
+            assert stored["type"].tolist() == ["Stop", "Stop"], "both are on disk in the store"
+            assert first not in lst and receiver.pending_opt_outs == 2
+        finally:
+            blocker.execute("ROLLBACK")
+            blocker.close()
+        deadline = time.monotonic() + WAIT
+        while receiver.pending_opt_outs and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert first in lst and second in lst, "applied once the lock is free, no restart"
+        assert receiver.pending_opt_outs == 0
+
+
+# -- opt-outs in other words ---------------------------------------------------------------
+
+
+def message(number: str, text: str, minute: int) -> CallbackPayload:
+    return CallbackPayload.model_validate(
+        {
+            "Type": "Message",
+            "Source": number,
+            "Destination": SOURCE,
+            "Inbound": True,
+            "Message": text,
+            "MessageID": f"MS{number}{minute}",
+            "Timestamp": (
+                pd.Timestamp("2026-03-01T09:00Z") + pd.Timedelta(minutes=minute)
+            ).isoformat(),
+        }
+    )
+
+
+def test_replies_in_words_opt_out_or_are_flagged(optouts: sk.OptOutList) -> None:
+    events = [
+        message("447700900101", "Please stop texting me!", 1),
+        message("447700900102", "Stop, who is this?", 2),
+        message("447700900103", "Don't stop, I like these", 3),
+        message("447700900104", "Arrêtez de m'envoyer des SMS", 4),
+        message("447700900105", "5", 5),
+    ]
+    assert optouts.update(events) == 2
+    frame = optouts.frame.set_index("number")
+    assert sorted(frame.index) == ["447700900101", "447700900104"]
+    assert frame.loc["447700900101", "reason"] == "opt-out in words (en): stop texting me"
+    assert frame.loc["447700900101", "message"] == "Please stop texting me!"
+    assert frame.loc["447700900104", "reason"].startswith("opt-out in words (fr)")
+    review = optouts.review()
+    assert review.columns.tolist() == ["number", "message", "words", "language", "at", "opted_out"]
+    assert review[["number", "message", "words"]].values.tolist() == [
+        ["447700900102", "Stop, who is this?", "stop"]
+    ]
+    assert not review["opted_out"].any()
+    assert optouts.update(events) == 0 and len(optouts.review()) == 1, "a replay adds nothing"
+    optouts.update([payload("Unstop", "447700900101", 9)])  # UNSTOP later: back on
+    assert "447700900101" not in optouts
+
+
+def test_the_words_rule_can_be_turned_off(tmp_path: Path) -> None:
+    with sk.OptOutList(tmp_path / "o.sqlite", words=False) as lst:
+        assert lst.update([message("447700900101", "Please stop texting me!", 1)]) == 0
+        assert len(lst) == 0 and lst.review().empty
+        assert lst.update([payload("Stop", "447700900101", 2)]) == 1, "STOP still applies"
+
+
+@pytest.mark.parametrize("words", [True, False], ids=["words-on", "words-off"])
+def test_a_listener_reads_opt_outs_in_words(words: bool, tmp_path: Path) -> None:
+    path = tmp_path / "optouts.sqlite"
+    with sk.listen(db=tmp_path / "e.sqlite", opt_outs=path, opt_out_words=words) as listener:
+        for number, text in [("447700900111", "unsubscribe"), ("447700900112", "5 - stop?")]:
+            body = message(number, text, 1).model_dump(by_alias=True, mode="json")
+            with httpx.Client(trust_env=False, timeout=WAIT) as http:
+                assert http.post(listener.url, json=body).status_code == 200
+        with sk.OptOutList(path) as lst:
+            assert ("447700900111" in lst) is words
+            assert lst.review()["number"].tolist() == (["447700900112"] if words else [])
+    with pytest.raises(ValueError, match="set OptOutList"):
+        sk.listen(opt_outs=sk.OptOutList(path), opt_out_words=False)
+
+
+def test_a_restart_does_not_flag_a_reply_twice(tmp_path: Path) -> None:
+    # Dated 2099, the reply counts from its receipt: at once, and from the store at restart.
+    body = message("447700900121", "Stop, who is this?", 1).model_dump(by_alias=True, mode="json")
+    body["Timestamp"] = "2099-01-01T00:00:00Z"
+    path, db = tmp_path / "optouts.sqlite", tmp_path / "e.sqlite"
+    with (
+        sk.listen(db=db, opt_outs=path) as listener,
+        httpx.Client(trust_env=False, timeout=WAIT) as http,
+    ):
+        assert http.post(listener.url, json=body).status_code == 200
+    with sk.listen(db=db, opt_outs=path), sk.OptOutList(path) as lst:
+        assert lst.review()["number"].tolist() == ["447700900121"]

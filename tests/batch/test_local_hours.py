@@ -550,3 +550,28 @@ def test_a_numbers_own_country_zone_comes_first() -> None:
     zones = preview.frame.at["r0", "timezone"].split(", ")
     assert zones[0] == "Europe/London" and sorted(zones) == sorted(zones_of(mobile))
     assert str(preview.frame.at["r0", "local_send_time"].tzinfo) == "Europe/London"
+
+
+@pytest.mark.parametrize("windows", ["us-tcpa", "legal"])
+def test_a_legal_hours_preset_reads_each_respondent_s_local_time(windows: str) -> None:
+    # Monday 09:00 UTC: 04:00 in New York, 20:00 in Sydney, 09:00 in London.
+    client = sandbox_client()
+    df = people(UK, SYDNEY, NEW_YORK)
+    result = sk.send_batch(client, df, message="Hi", source=SOURCE, windows=windows, progress=False)
+    frame = result.frame
+    assert list(frame["outcome"]) == ["sent"] * 3
+    assert frame.at["r0", "when"] == MONDAY_9_UTC
+    assert frame.at["r1", "when"] == MONDAY_9_UTC, "20:00 in Sydney is inside 8:00-21:00"
+    assert frame.at["r2", "when"] == datetime(2026, 3, 2, 8, tzinfo=ZoneInfo("America/New_York"))
+    for label in frame.index:
+        local = frame.at[label, "local_send_time"]
+        assert 8 <= local.hour < 21, (label, local)
+
+
+def test_a_legal_hours_preset_for_email_needs_a_timezone() -> None:
+    df = pd.DataFrame({"email": ["a@example.org"]})
+    with pytest.raises(sk.ValidationError, match=r"windows: 'us-tcpa'.*needs timezone="):
+        sk.preview_batch(
+            None, df, channel="email", to="email", subject="S", content="C",
+            source="surveys@example.org", windows="us-tcpa",
+        )

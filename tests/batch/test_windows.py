@@ -106,3 +106,11 @@ def test_next_allowed(
     windows: list[str] | None, moment: datetime, expected: datetime | None
 ) -> None:
     assert next_allowed(windows_from(windows) if windows is not None else None, moment) == expected
+
+
+@pytest.mark.parametrize("value", ["us-tcpa", "US-TCPA", "legal", ["legal"]])
+def test_presets_are_8_to_21_every_day(value: object) -> None:
+    windows = windows_from(value)
+    assert windows is not None and len(windows) == 1
+    window = windows[0]
+    assert (window.days, window.from_, window.to) == ([1, 2, 3, 4, 5, 6, 7], time(8), time(21))

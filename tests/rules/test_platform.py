@@ -270,6 +270,7 @@ def test_the_rules_import_no_server_library(module: str) -> None:
         "phonenumbers",
         "re",
         "typing",
+        "unicodedata",
         "zoneinfo",
         "surveykit",
     }

@@ -17,8 +17,10 @@ from typer.testing import CliRunner
 
 import surveykit as sk
 from surveykit.cli import app
+from surveykit.rules.optout_words import read_optout
 from surveykit.sandbox import BEHAVIOURS, RespondentModel, Sandbox
-from surveykit.sandbox.data._behaviour import behaviour
+from surveykit.sandbox.data._behaviour import OPT_OUTS_IN_WORDS, behaviour, stop_reply
+from surveykit.sandbox.state._rules import STOP_WORDS
 from tests.helpers.sandbox_server import ServedSandbox, serve_sandbox
 
 SOURCE = "447700900300"
@@ -461,3 +463,51 @@ def test_on_a_realtime_clock_a_stop_falls_due_by_itself() -> None:
         client.close()
     assert events["type"].astype(str).tolist() == ["Receipt", "Receipt", "Stop"]
     assert "447400123456" in sandbox.stop_list()
+
+
+def test_a_few_stop_respondents_opt_out_in_words(tmp_path: Path) -> None:
+    model = {"stop": 1.0, "min_delay": 60, "max_delay": 60}
+    people = [*numbers(60), "33639980001", "33639980002", "33639980003"]
+    optouts = sk.OptOutList(tmp_path / "optouts.sqlite")
+    with (
+        Sandbox(seed=3, respondents=model) as sandbox,
+        sk.listen(db=tmp_path / "e.sqlite", opt_outs=optouts) as listener,
+    ):
+        sandbox.set_account_callback(listener.url)
+        client = sk.Client.sandbox(sandbox)
+        for number in people:
+            client.messages.send(destination=number, source=SOURCE, message="Hi", reply=True)
+        sandbox.advance(120)
+        sandbox.wait_for_deliveries(WAIT)
+        client.close()
+        events = listener.wait_for(len(people) * 3, timeout=WAIT)
+    inbound = events[events["type"].astype(str).isin(["Stop", "Message"])]
+    in_words = inbound[inbound["type"].astype(str) == "Message"]
+    assert 1 <= len(in_words) <= len(people) // 4, "rarely, and never for everyone"
+    assert not set(in_words["source"]) & set(sandbox.stop_list()), "the platform knows STOP only"
+    assert set(optouts.frame["number"]) == set(people), "every opt-out reached the list"
+    reasons = optouts.frame.set_index("number").loc[list(in_words["source"]), "reason"]
+    assert reasons.str.startswith("opt-out in words").all()
+    with Sandbox(seed=3, respondents=model) as again:  # deterministic with the seed
+        client = sk.Client.sandbox(again)
+        for number in people:
+            client.messages.send(destination=number, source=SOURCE, message="Hi", reply=True)
+        again.advance(120)
+        client.close()
+        texts = [e.payload().get("Message") for e in again.events("Message")]
+    assert sorted(texts) == sorted(in_words["message"].astype(str))
+
+
+def test_opt_outs_in_words_are_rare_and_in_the_number_s_language() -> None:
+    french = [f"336399{80000 + i}" for i in range(400)]
+    english = numbers(400)
+    said = {n: stop_reply(5, n) for n in [*french, *english]}
+    in_words = {n: text for n, text in said.items() if text != "STOP"}
+    assert 0.05 < len(in_words) / len(said) < 0.15
+    for number, text in in_words.items():
+        language = "fr" if number.startswith("33") else "en"
+        assert text in OPT_OUTS_IN_WORDS[language]
+        reading = read_optout(text)
+        assert reading is not None and reading.verdict == "opt_out", text
+        assert text.split()[0].upper() not in STOP_WORDS, "an inbound Message, not a Stop"
+    assert said == {n: stop_reply(5, n) for n in said}, "the same with the same seed"

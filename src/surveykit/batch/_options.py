@@ -129,7 +129,10 @@ OPTIONS: dict[str, Option] = {
         'Window objects, dicts, or shorthand such as ``"Mon-Fri 09:00-18:00"``. Without '
         "``timezone`` they are the platform's clock, which surveykit takes to be UTC unless "
         "``Client(window_timezone=...)`` says otherwise. An email request has no windows: "
-        "each email row's When is set to the first moment inside one instead.",
+        "each email row's When is set to the first moment inside one instead. A preset "
+        '``"us-tcpa"`` (or ``"legal"``) is 8:00 to 21:00 every day in each respondent\'s '
+        'local time (``timezone="auto"`` unless given): the US TCPA calling hours, a '
+        "convenience and not legal advice (some states allow less).",
         cli="'Mon-Fri 09:00-18:00'; repeatable.",
     ),
     "timezone": Option(

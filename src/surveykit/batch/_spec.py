@@ -13,7 +13,7 @@ from surveykit.batch._options import Channel
 from surveykit.batch._template import Template
 from surveykit.errors import ValidationError
 from surveykit.models import CallbackSettings, MessageType, Window
-from surveykit.rules.windows import windows_from, zone, zone_name
+from surveykit.rules.windows import preset, windows_from, zone, zone_name
 
 WindowLike: TypeAlias = str | Window | Mapping[str, Any]
 """One sending window: ``"Mon-Fri 09:00-18:00"``, a :class:`~surveykit.models.Window`, or
@@ -213,7 +213,16 @@ def make_spec(
     if not source or not str(source).strip():
         raise ValueError("source: the sender (number, short code, brand or email route) is needed")
     when, row_when = _when(options["when"], df)
-    zones = _zones(options["timezone"], df, key == "email")
+    timezone = options["timezone"]
+    if timezone is None and (name := preset(options["windows"])) is not None:
+        # A preset is about the respondent's local time (see rules/windows.py PRESETS).
+        if key == "email":
+            raise ValidationError(
+                f"windows: {name!r} is read in each respondent's local time; an email batch "
+                "needs timezone= (a column of zone names or one zone name)"
+            )
+        timezone = AUTO
+    zones = _zones(timezone, df, key == "email")
     columns = [str(c) for c in df.columns]
     links = options["links"]
     extra = (LINK_FIELD,) if links else ()

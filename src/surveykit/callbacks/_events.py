@@ -31,8 +31,14 @@ class OptOutSink(Protocol):
     receiver knows it only by these two methods.
     """
 
-    def apply(self, payload: CallbackPayload, event_id: int) -> int:
-        """Apply one stored callback; ``event_id`` is its order in the store."""
+    def apply(
+        self, payload: CallbackPayload, event_id: int, *, timeout: float | None = None
+    ) -> int:
+        """Apply one stored callback; ``event_id`` is its order in the store.
+
+        ``timeout``: seconds to wait while the list is locked; then raise
+        ``sqlite3.OperationalError``, and the receiver retries later.
+        """
         ...
 
     def update(self, events: Any) -> int:
@@ -64,6 +70,7 @@ def events_table(events: Any) -> pd.DataFrame:
                 "status": [p.status for p in payloads],
                 "source": [p.source for p in payloads],
                 "destination": [p.destination for p in payloads],
+                "message": [p.message for p in payloads],
                 "inbound": pd.array([p.inbound for p in payloads], dtype="boolean"),
                 "timestamp": pd.to_datetime([p.timestamp for p in payloads], utc=True),
             }
@@ -83,6 +90,7 @@ _EVENT_FIELDS: Final = (
     "status",
     "source",
     "destination",
+    "message",
     "inbound",
 )
 
@@ -100,7 +108,7 @@ def read_event_file(path: Path) -> pd.DataFrame:
     except sqlite3.DatabaseError as exc:
         raise ValueError(f"events: {path} is not an event store ({exc})") from None
     frame = pd.DataFrame(rows, columns=list(_EVENT_FIELDS))
-    for column in ("type", "message_id", "status", "source", "destination"):
+    for column in ("type", "message_id", "status", "source", "destination", "message"):
         frame[column] = frame[column].astype("string")
     frame["inbound"] = frame["inbound"].astype("boolean")
     for column in ("received_at", "timestamp"):

@@ -206,6 +206,7 @@ def listen(
     idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
     max_connections: int | None = None,
     opt_outs: OptOutSink | str | os.PathLike[str] | None = None,
+    opt_out_words: bool | None = None,
 ) -> Listener:
     """Start a callback receiver in a background thread and return its :class:`Listener`.
 
@@ -228,6 +229,9 @@ def listen(
             cannot keep valid callbacks out.
         opt_outs: an :class:`~surveykit.OptOutList` (or its path) kept current: STOP and
             UNSTOP events already in the store are applied at start, new ones as they come.
+        opt_out_words: for ``opt_outs`` given as a path, whether replies such as "please
+            stop texting me" count as opt-outs (default True; see ``OptOutList(words=)``).
+            With an :class:`~surveykit.OptOutList`, set ``words`` on it instead.
 
     Example:
         >>> with sk.listen() as listener:            # doctest: +SKIP
@@ -241,9 +245,14 @@ def listen(
             )
     else:
         receiver = Receiver(db, secret=secret, max_body=max_body)
+    if opt_out_words is not None and not isinstance(opt_outs, str | os.PathLike):
+        raise ValueError(
+            "listen(): opt_out_words applies to opt_outs given as a path; "
+            "with an OptOutList, set OptOutList(..., words=...) instead"
+        )
     if opt_outs is not None:
         try:
-            receiver.opt_outs = _opt_out_sink(opt_outs)
+            receiver.opt_outs = _opt_out_sink(opt_outs, words=opt_out_words)
             receiver.opt_outs.update(receiver.store)
         except BaseException:
             receiver.close()
@@ -333,7 +342,9 @@ def _sigterm_raises() -> Iterator[None]:
         signal.signal(signal.SIGTERM, previous)
 
 
-def _opt_out_sink(value: OptOutSink | str | os.PathLike[str]) -> OptOutSink:
+def _opt_out_sink(
+    value: OptOutSink | str | os.PathLike[str], *, words: bool | None = None
+) -> OptOutSink:
     """The opt-out list ``listen(opt_outs=...)`` keeps current: itself, or the one at a path.
 
     The one import of a layer above ``callbacks/``: for a path, the listener opens the
@@ -343,7 +354,7 @@ def _opt_out_sink(value: OptOutSink | str | os.PathLike[str]) -> OptOutSink:
     if isinstance(value, str | os.PathLike):
         from surveykit.optouts import OptOutList  # the layer above: see the docstring
 
-        return OptOutList(value)
+        return OptOutList(value, words=True if words is None else words)
     if isinstance(value, OptOutSink):
         return value
     raise TypeError(f"opt_outs: expected an OptOutList or its path, got {type(value).__name__}")

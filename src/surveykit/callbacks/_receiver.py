@@ -4,6 +4,9 @@ Order of work for one request (see ``docs/callbacks.md`` for the wire contract):
 
 1. size (413), signature (401), content type (415), JSON (400), payload fields (422);
 2. the delivery is committed to the :class:`EventStore` (a duplicate only bumps its count);
+   a STOP or UNSTOP is then applied to the opt-out list; when the list is locked for more
+   than ``opt_out_wait`` seconds it is answered all the same (it is on disk in the store)
+   and applied in the background as soon as the lock is free;
 3. status-type callbacks are answered 200 with an empty body at once; their handler, if
    any, runs after the answer;
 4. Message and Keyword callbacks run their handler (once per event, with a timeout), the
@@ -18,6 +21,7 @@ import logging
 import os
 import re
 import shutil
+import sqlite3
 import tempfile
 import weakref
 from collections.abc import Callable
@@ -66,6 +70,12 @@ DEFAULT_HANDLER_TIMEOUT: Final = 20.0
 DEFAULT_BODY_TIMEOUT: Final = 10.0
 """Seconds a callback's whole body may take to arrive (a slow sender gets 408)."""
 
+DEFAULT_OPT_OUT_WAIT: Final = 5.0
+"""Seconds a STOP waits for a locked opt-out list before it is answered and queued."""
+
+DEFAULT_OPT_OUT_RETRY: Final = 0.5
+"""Seconds between attempts to apply queued STOPs to a locked opt-out list."""
+
 H = TypeVar("H", bound=Handler)
 
 _ANY: Final = "*"
@@ -106,7 +116,12 @@ class Receiver:
         body_timeout: seconds the whole body may take to arrive (408 after it, without
             reading further), so a slow sender cannot hold the receiver.
         opt_outs: an :class:`~surveykit.OptOutList` that every STOP and UNSTOP callback
-            updates (after it is stored, before it is answered).
+            updates (after it is stored, before it is answered); inbound Message callbacks
+            are given to it too, for opt-outs in other words (its ``words`` setting).
+        opt_out_wait: seconds a STOP or UNSTOP waits while another connection holds the
+            opt-out list's lock; then it is answered (it is already committed to the
+            store) and applied in the background as soon as the lock is free.
+        opt_out_retry: seconds between those background attempts.
 
     Example:
         >>> receiver = Receiver()
@@ -130,7 +145,16 @@ class Receiver:
         require_timestamp: bool = False,
         body_timeout: float = DEFAULT_BODY_TIMEOUT,
         opt_outs: OptOutSink | None = None,
+        opt_out_wait: float = DEFAULT_OPT_OUT_WAIT,
+        opt_out_retry: float = DEFAULT_OPT_OUT_RETRY,
     ) -> None:
+        if not 0 <= opt_out_wait <= 20:
+            raise ValueError(
+                f"opt_out_wait: expected 0 <= seconds <= 20 (the platform waits 30 s), "
+                f"got {opt_out_wait!r}"
+            )
+        if not opt_out_retry > 0:
+            raise ValueError(f"opt_out_retry: expected seconds > 0, got {opt_out_retry!r}")
         if not body_timeout > 0:
             raise ValueError(f"body_timeout: expected seconds > 0, got {body_timeout!r}")
         if isinstance(max_body, bool) or not isinstance(max_body, int) or max_body < 1:
@@ -155,6 +179,11 @@ class Receiver:
         self.path = path
         self.handler_timeout = handler_timeout
         self.opt_outs = opt_outs
+        self.opt_out_wait = opt_out_wait
+        self.opt_out_retry = opt_out_retry
+        # STOP/UNSTOP events stored but not yet on the locked opt-out list, by event id.
+        self._pending: dict[int, CallbackPayload] = {}
+        self._retrying: asyncio.Task[None] | None = None
         self._handlers: dict[str, Handler] = {}
         self._inflight: dict[str, asyncio.Future[dict[str, Any] | _Failed | None]] = {}
         self._owns_store = not isinstance(db, EventStore)
@@ -233,8 +262,26 @@ class Receiver:
             return handler
         return self._handlers.get(_ANY)
 
+    @property
+    def pending_opt_outs(self) -> int:
+        """STOP/UNSTOP events stored but not yet applied to the (locked) opt-out list."""
+        return len(self._pending)
+
     def close(self) -> None:
-        """Close the store (and delete it when it is temporary). Safe to call twice."""
+        """Close the store (and delete it when it is temporary). Safe to call twice.
+
+        STOP/UNSTOP events still waiting for a locked opt-out list stay in the store;
+        the next ``listen(opt_outs=...)`` on it applies them at start.
+        """
+        if self._pending:
+            logger.warning(
+                "%d STOP/UNSTOP events wait for the locked opt-out list; they are in the "
+                "event store %s, and listen(db=..., opt_outs=...) applies them at start",
+                len(self._pending),
+                self._store.path,
+            )
+        if self._retrying is not None:
+            self._retrying.cancel()
         if self._owns_store:
             self._store.close()
         if self._cleanup is not None:
@@ -374,15 +421,59 @@ class Receiver:
     async def _status_callback(self, payload: CallbackPayload, method: str) -> Response:
         recorded = await self._store.arecord(payload, method=method, reply_state="none")
         if self.opt_outs is not None and _type_key(payload.type or "") in ("stop", "unstop"):
-            try:  # idempotent, so a retry or the next listen() start repairs a failure
-                await anyio.to_thread.run_sync(self.opt_outs.apply, payload, recorded.event_id)
-            except Exception as exc:
-                logger.warning("callback event %d: opt-out list: %s", recorded.event_id, exc)
+            await self._opt_out(payload, recorded.event_id)
         handler = self.handler_for(payload.type)
         if handler is None or not recorded.is_new:
             return Response(status_code=200)
         task = BackgroundTask(self._run_status_handler, handler, payload, recorded)
         return Response(status_code=200, background=task)
+
+    async def _opt_out(self, payload: CallbackPayload, event_id: int) -> None:
+        """Apply a stored STOP/UNSTOP now, or queue it while the opt-out list is locked.
+
+        The event is already committed to the store, so answering it is safe either way;
+        queued events are applied as soon as the lock is free (in event order, and
+        applying one twice changes nothing).
+        """
+        if self._pending:  # the list is locked: queue behind the others, without waiting
+            self._queue_opt_out(payload, event_id)
+            return
+        try:
+            await self._apply_opt_out(payload, event_id, self.opt_out_wait)
+        except sqlite3.OperationalError as exc:
+            logger.warning(
+                "callback event %d: the opt-out list is busy (%s); applying it as soon as "
+                "the lock is free",
+                event_id,
+                exc,
+            )
+            self._queue_opt_out(payload, event_id)
+        except Exception as exc:  # a bad number: retrying cannot help
+            logger.warning("callback event %d: opt-out list: %s", event_id, exc)
+
+    def _queue_opt_out(self, payload: CallbackPayload, event_id: int) -> None:
+        self._pending[event_id] = payload
+        if self._retrying is None or self._retrying.done():
+            self._retrying = asyncio.get_running_loop().create_task(self._retry_opt_outs())
+
+    async def _apply_opt_out(self, payload: CallbackPayload, event_id: int, wait: float) -> None:
+        sink = self.opt_outs
+        if sink is not None:
+            await anyio.to_thread.run_sync(
+                lambda: sink.apply(payload, event_id, timeout=wait), abandon_on_cancel=True
+            )
+
+    async def _retry_opt_outs(self) -> None:
+        while self._pending:
+            await asyncio.sleep(self.opt_out_retry)
+            for event_id in sorted(self._pending):
+                try:
+                    await self._apply_opt_out(self._pending[event_id], event_id, self.opt_out_wait)
+                except sqlite3.OperationalError:
+                    break  # still locked: try again after the pause
+                except Exception as exc:
+                    logger.warning("callback event %d: opt-out list: %s", event_id, exc)
+                del self._pending[event_id]
 
     async def _run_status_handler(
         self, handler: Handler, payload: CallbackPayload, recorded: Recorded
@@ -423,6 +514,9 @@ class Receiver:
         handler = self.handler_for(payload.type)
         state: ReplyState = "pending" if handler is not None else "done"
         recorded = await self._store.arecord(payload, method=method, reply_state=state)
+        if self.opt_outs is not None and _type_key(payload.type or "") == "message":
+            # An opt-out in other words ("please stop texting me"): the list decides.
+            await self._opt_out(payload, recorded.event_id)
         if recorded.reply_state == "done":
             # Answered before (possibly by an earlier process): the same reply again.
             return recorded.reply

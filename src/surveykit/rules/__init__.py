@@ -8,5 +8,7 @@ Written once for both sides: the client (batch, import, campaign) and the sandbo
 * :mod:`~surveykit.rules.delivery`: which status a send is refused with, whether it is
   delivered, and whether a failed write may have been acted on;
 * :mod:`~surveykit.rules.signing`: the callback signature scheme (signed by the sandbox,
-  verified by the receiver).
+  verified by the receiver);
+* :mod:`~surveykit.rules.optout_words`: whether a reply asks to stop in other words
+  ("please stop texting me"), with its word lists.
 """

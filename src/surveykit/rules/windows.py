@@ -3,7 +3,8 @@
 When a window next opens (:func:`next_allowed`) is the platform's rule: the batch preview
 and plan, and the sandbox (which holds a message until its window opens), all ask it here.
 ``surveykit.batch.next_allowed`` is the same function. The shorthand (``"mon-fri
-09:00-17:00"``) is :func:`parse_window`.
+09:00-17:00"``) is :func:`parse_window`; named presets (``"us-tcpa"``, ``"legal"``) are
+:data:`PRESETS`.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
-from typing import Any
+from typing import Any, Final
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from surveykit.errors import ValidationError
@@ -144,17 +145,54 @@ def parse_window(text: str) -> Window:
         raise ValueError(f"window {text!r}: {exc}") from None
 
 
+PRESETS: Final = {
+    "us-tcpa": ("daily 08:00-21:00",),
+    "legal": ("daily 08:00-21:00",),
+}
+"""Named windows, read in each respondent's local time (``send_batch`` sets ``timezone="auto"``
+unless told otherwise).
+
+* ``us-tcpa``: 8:00 to 21:00 every day, the calling hours of the US TCPA rules
+  (47 CFR 64.1200(c)(1): no solicitation before 8 a.m. or after 9 p.m. at the called
+  party's location);
+* ``legal``: the same hours, under a name that says what it is for.
+
+A convenience, not legal advice: some US states allow less (Florida, Oklahoma, Maryland
+and Washington, for example, end at 20:00 and some restrict weekends or holidays), other
+countries have their own rules, and whether a survey message counts as a solicitation is
+a question for counsel. Narrower hours are a shorthand away (``"Mon-Sat 09:00-20:00"``).
+"""
+
+
+def preset(value: Any) -> str | None:
+    """The name of the preset ``value`` names (any letter case, or alone in a list), or None."""
+    if isinstance(value, list | tuple) and len(value) == 1:
+        value = value[0]
+    if isinstance(value, str) and value.strip().lower() in PRESETS:
+        return value.strip().lower()
+    return None
+
+
 def windows_from(value: Any) -> list[Window] | None:
-    """Normalise ``windows=``: None, a shorthand string, a Window, a dict, or a list of them."""
+    """Normalise ``windows=``: None, a preset name, a shorthand, a Window, a dict, or a list.
+
+    Example:
+        >>> [w.to_wire() for w in windows_from("us-tcpa")]
+        [{'from': '08:00', 'to': '21:00', 'days': '1,2,3,4,5,6,7'}]
+    """
     if value is None:
         return None
+    if (name := preset(value)) is not None:
+        return [parse_window(text) for text in PRESETS[name]]
     items: Iterable[Any] = [value] if isinstance(value, str | Window | Mapping) else value
     result: list[Window] = []
     for item in items:
         if isinstance(item, Window):
             result.append(item)
         elif isinstance(item, str):
-            result.append(parse_window(item))
+            name = preset(item)
+            texts = PRESETS[name] if name is not None else (item,)
+            result.extend(parse_window(text) for text in texts)
         elif isinstance(item, Mapping):
             result.append(Window.model_validate(dict(item)))
         else:
@@ -162,4 +200,12 @@ def windows_from(value: Any) -> list[Window] | None:
     return result
 
 
-__all__ = ["next_allowed", "parse_window", "windows_from", "zone", "zone_name"]
+__all__ = [
+    "PRESETS",
+    "next_allowed",
+    "parse_window",
+    "preset",
+    "windows_from",
+    "zone",
+    "zone_name",
+]

@@ -23,6 +23,9 @@ BEHAVIOURS: Final = ("answer_first", "answer_after_reminder", "never", "stop", "
 * ``answer_after_reminder``: answers only after a second message (a reminder);
 * ``never``: never answers;
 * ``stop``: replies STOP after the first message (an email address never answers instead);
+  one in ten of them (:data:`IN_WORDS_SHARE`, drawn from the seed and the address) says it
+  in other words instead ("please stop texting me", :data:`OPT_OUTS_IN_WORDS`), which the
+  platform passes on as an inbound Message, not a Stop;
 * ``undeliverable``: every message to the address fails (a ``Failed`` receipt).
 """
 
@@ -219,6 +222,34 @@ def delay(model: RespondentModel, seed: int, address: str, contact: int) -> time
     return timedelta(seconds=round(low * (high / low) ** u))
 
 
+IN_WORDS_SHARE: Final = 0.1
+"""The share of ``stop`` respondents who opt out in other words rather than with STOP."""
+
+OPT_OUTS_IN_WORDS: Final = {
+    "en": (
+        "Please stop texting me",
+        "I want to unsubscribe",
+        "Remove me from your list",
+        "No more messages please",
+        "Please stop sending me these",
+    ),
+    "fr": (
+        "Arrêtez de m'envoyer des SMS",
+        "Désabonnez-moi svp",
+        "Ne m'envoyez plus de messages",
+    ),
+}
+"""What a ``stop`` respondent who opts out in words replies (French for +33 numbers)."""
+
+
+def stop_reply(seed: int, address: str) -> str:
+    """What a ``stop`` respondent replies: ``STOP``, or rarely an opt-out in other words."""
+    if _uniform(seed, "stop words", address) >= IN_WORDS_SHARE:
+        return "STOP"
+    texts = OPT_OUTS_IN_WORDS["fr" if address_key(address).startswith("33") else "en"]
+    return texts[int(_uniform(seed, "stop text", address) * len(texts))]
+
+
 def duration(seed: int, address: str) -> timedelta:
     """How long a respondent takes from starting the survey to completing it (1-10 min)."""
     return timedelta(seconds=60 + round(540 * _uniform(seed, "duration", address)))
@@ -227,9 +258,12 @@ def duration(seed: int, address: str) -> timedelta:
 __all__ = [
     "BEHAVIOURS",
     "DEFAULT_PROPORTIONS",
+    "IN_WORDS_SHARE",
+    "OPT_OUTS_IN_WORDS",
     "RespondentModel",
     "address_key",
     "behaviour",
     "delay",
     "duration",
+    "stop_reply",
 ]

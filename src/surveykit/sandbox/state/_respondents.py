@@ -11,7 +11,9 @@ sandbox clock:
 * ``answer_after_reminder``: the same, after the second contact;
 * ``never``: nothing;
 * ``stop``: a delay after the first contact, an inbound ``STOP`` from the address (the
-  Stop event, the stop list), as :meth:`~._inbound.Inbound.reply` makes it;
+  Stop event, the stop list), as :meth:`~._inbound.Inbound.reply` makes it; rarely an
+  opt-out in other words instead (:func:`~surveykit.sandbox.data._behaviour.stop_reply`),
+  an inbound Message that leaves the stop list alone;
 * ``undeliverable``: every message to the address gets a ``Failed`` receipt, not
   ``Delivered``.
 
@@ -259,11 +261,12 @@ class Respondents(Inbound, Surveys):
             # On a fixed clock ``advance`` moves it once at the end; what the respondent
             # does (journal entries, events) happens at its own time.
             self.clock.set(due)
-        if action.kind == "stop":
-            self._receive(action.address, "STOP", action.source)
-            return
         model = self.respondent_model
         seed = self.seed if model is None else self._seed_of(model)
+        if action.kind == "stop":
+            text = _behaviour.stop_reply(seed, action.address)
+            self._receive(action.address, text, action.source)
+            return
         for respondent_id in action.respondents:
             respondent = self.respondents.get(respondent_id)
             survey = self.find_survey(respondent.survey_reference) if respondent else None
