@@ -132,6 +132,7 @@ class Client(ResourceGroups[Sync]):
     def close(self) -> None:
         """Close the connections."""
         self._http.close()
+        self._closed()
 
     def __enter__(self) -> Self:
         return self
