@@ -82,9 +82,12 @@ Every exception here pickles and unpickles with its type, message and fields (``
 (its fields are keyword-only), from its ``args`` and attributes. As with any exception,
 ``__cause__``, ``__context__`` and the traceback stay behind.
 
-Error messages never contain the access token: requests are described by method and URL
-only, and an error keeps neither the token (redacted from messages, bodies and responses)
-nor the request's Authorization header.
+Errors never carry a credential the client was given: the token, a password in the base
+URL, or a header whose name says it holds one (``Authorization``, ``Cookie``, ``X-Api-Key``,
+``Proxy-Authorization``, a name with ``token``, ``secret``, ``key``, ``auth``...). Requests
+are described by method and URL only (the URL holds no password); each credential is
+replaced by ``***`` in messages, bodies and kept responses, also when a server echoed it
+URL-encoded or in base64; the kept request has no credential header. Their pickles neither.
 """
 
 from __future__ import annotations

@@ -278,3 +278,14 @@ def test_a_token_across_the_cut_of_a_quoted_body_leaves_no_characters(
     assert "xxxx" in str(caught.value), "the body is quoted"
     assert TOKEN[:offset] not in str(caught.value)
     assert_no_token(caught.value)
+
+
+def test_a_refused_base_url_is_not_quoted_with_its_password() -> None:
+    with pytest.raises(sk.ConfigurationError) as caught:
+        sk.Client(f"ftp://apiuser:{PASSWORD}@files.example.test/v3.2", TOKEN)
+    assert "ftp://files.example.test" in str(caught.value)
+    assert_no_secret(caught.value, [PASSWORD, TOKEN])
+    # A password in the URL is a credential: not sent over plain http to another machine.
+    with pytest.raises(sk.ConfigurationError, match="plain http") as insecure:
+        sk.Client(f"http://apiuser:{PASSWORD}@api.example.test")
+    assert_no_secret(insecure.value, [PASSWORD])
