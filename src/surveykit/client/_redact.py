@@ -51,7 +51,9 @@ MIN_SECRET_LENGTH: Final = 4
 MIN_FRAGMENT_LENGTH: Final = 8
 """Shortest base64 fragment searched for inside a longer base64 text."""
 
-_B64: Final = "[A-Za-z0-9+/_-]"
+_B64_ALPHABET: Final = frozenset(
+    "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/_-"
+)
 
 LOGGERS: Final = (
     "httpx",
@@ -90,31 +92,32 @@ def header_secrets(headers: Iterable[tuple[str, str]]) -> list[str]:
     return found
 
 
-def _b64_forms(secret: str, usernames: frozenset[str]) -> list[str]:
-    """Regular expressions for ``secret`` in base64: whole, after a user, or inside a text."""
+def _b64_forms(secret: str, usernames: frozenset[str]) -> set[str]:
+    """``secret`` in base64: whole, after a user name, or as a part of a longer text."""
     raw = secret.encode("utf-8", "surrogateescape")
-    patterns: set[str] = set()
+    forms: set[str] = set()
     for encode in (base64.b64encode, base64.urlsafe_b64encode):
         # Whole: the token, and a Basic pair (``user:token``) for each known user.
         for prefix in ("", ":", *(f"{user}:" for user in usernames)):
-            whole = encode(prefix.encode() + raw).decode().rstrip("=")
-            patterns.add(re.escape(whole) + "={0,2}")
+            forms.add(encode(prefix.encode() + raw).decode().rstrip("="))
         # Anywhere in a longer base64 text: the characters that only the secret's bytes
-        # decide, for each of its three alignments, with the groups on either side (which
-        # mix a few of its bytes with their neighbours') taken too.
+        # decide, for each of its three alignments (:meth:`Secrets.redact` takes the groups
+        # on either side too, which mix a few of its bytes with their neighbours').
         for skip in range(3):
             middle = raw[skip:]
-            middle = middle[: len(middle) // 3 * 3]
-            core = encode(middle).decode()
+            core = encode(middle[: len(middle) // 3 * 3]).decode()
             if len(core) >= MIN_FRAGMENT_LENGTH:
-                patterns.add(f"{_B64}{{0,4}}{re.escape(core)}{_B64}{{0,4}}={{0,2}}")
-    return sorted(patterns)
+                forms.add(core)
+    return forms
 
 
 @functools.lru_cache(maxsize=64)
-def _pattern(values: frozenset[str], usernames: frozenset[str]) -> re.Pattern[str] | None:
+def _compiled(
+    values: frozenset[str], usernames: frozenset[str]
+) -> tuple[re.Pattern[str], frozenset[str]] | None:
+    """One pattern of every form of ``values`` (literals: fast), and the base64 ones."""
     literals: set[str] = set()
-    patterns: set[str] = set()
+    encoded: set[str] = set()
     for secret in values:
         # As quoted in JSON, in a URL, in HTML (error pages echo a query or a JSON dump).
         literals.update(
@@ -127,14 +130,25 @@ def _pattern(values: frozenset[str], usernames: frozenset[str]) -> re.Pattern[st
                 html.escape(secret),
             }
         )
-        patterns.update(_b64_forms(secret, usernames))
+        encoded.update(_b64_forms(secret, usernames))
     if not literals:
         return None
     # Longest first: a header value before its credential part.
-    alternatives = sorted(patterns, key=len, reverse=True) + [
-        re.escape(text) for text in sorted(literals, key=len, reverse=True)
-    ]
-    return re.compile("|".join(alternatives))
+    forms = sorted(literals | encoded, key=len, reverse=True)
+    return re.compile("|".join(map(re.escape, forms))), frozenset(encoded - literals)
+
+
+def _widen(text: str, start: int, end: int, floor: int) -> tuple[int, int]:
+    # A base64 form's neighbouring group (up to 4 characters each side) and its padding.
+    reach = start
+    while reach > max(floor, start - 4) and text[reach - 1] in _B64_ALPHABET:
+        reach -= 1
+    stop = end
+    while stop < min(len(text), end + 4) and text[stop] in _B64_ALPHABET:
+        stop += 1
+    while stop < min(len(text), end + 6) and text[stop] == "=":
+        stop += 1
+    return reach, stop
 
 
 class Secrets:
@@ -164,8 +178,21 @@ class Secrets:
 
     def redact(self, text: str) -> str:
         """``text`` with every form of every secret replaced by ``***``."""
-        pattern = _pattern(self.values, self.usernames)  # compiled once per set (cached)
-        return text if pattern is None else pattern.sub(REDACTED, text)
+        compiled = _compiled(self.values, self.usernames)  # once per set of secrets
+        if compiled is None:
+            return text
+        pattern, encoded = compiled
+        pieces: list[str] = []
+        done = 0
+        for match in pattern.finditer(text):
+            start, end = match.span()
+            if end <= done:
+                continue
+            if match.group() in encoded:
+                start, end = _widen(text, start, end, done)
+            pieces += [text[done : max(start, done)], REDACTED]
+            done = end
+        return "".join(pieces) + text[done:] if pieces else text
 
 
 def credentials(
