@@ -11,6 +11,7 @@ import base64
 import json
 import logging
 import socket
+import traceback
 from collections.abc import Iterator
 from typing import Any
 
@@ -277,6 +278,12 @@ def test_a_token_across_the_cut_of_a_quoted_body_leaves_no_characters(
         client.webhooks.list()
     assert "xxxx" in str(caught.value), "the body is quoted"
     assert TOKEN[:offset] not in str(caught.value)
+    assert TOKEN[:offset] not in "".join(traceback.format_exception(caught.value))
+    chained, link = [], caught.value.__context__
+    while link is not None:
+        chained.append(repr(link))
+        link = link.__context__
+    assert TOKEN[:offset] not in " ".join(chained), "an error chained to it quotes the cut body"
     assert_no_token(caught.value)
 
 

@@ -392,10 +392,10 @@ class BaseClient:
                 except UnexpectedResponseError:
                     if spec.stream:
                         raise
-                    # Its message quotes the body cut short: read the redacted body instead,
-                    # so a credential across the cut leaves not even its first characters.
-                    spec.parse(self._without_secrets(response, request))
-                    raise
+                # Its message quoted the body cut short: read the redacted body instead (out
+                # of the except block, so the first error is not kept as the context), and a
+                # credential across the cut leaves not even its first characters.
+                return spec.parse(self._without_secrets(response, request))
             delay = self._retry.delay_after_status(response, attempt, idempotent=spec.idempotent)
             if delay is None:
                 # Redacted before the error quotes (and cuts) the body, for the same reason.
