@@ -296,3 +296,17 @@ def test_a_refused_base_url_is_not_quoted_with_its_password() -> None:
     with pytest.raises(sk.ConfigurationError, match="plain http") as insecure:
         sk.Client(f"http://apiuser:{PASSWORD}@api.example.test")
     assert_no_secret(insecure.value, [PASSWORD])
+
+
+def test_a_token_across_the_cut_of_an_unexpected_json_body_leaves_no_characters() -> None:
+    # A JSON object where a list was expected: the error quotes its first 300 characters.
+    body = json.dumps({"note": "x" * 280 + TOKEN, "more": "y" * 300}).encode()
+    answer = httpx.Response(200, content=body, headers={"content-type": "application/json"})
+    transport = httpx.MockTransport(lambda request: answer)
+    with (
+        sk.Client("https://api.example.test", TOKEN, transport=transport) as client,
+        pytest.raises(ValueError, match="expected a JSON array") as caught,
+    ):
+        client.webhooks.list()
+    assert "xxxx" in str(caught.value)
+    assert TOKEN[:8] not in "".join(traceback.format_exception(caught.value))

@@ -389,12 +389,12 @@ class BaseClient:
                         f"{describe_request(request)}: the download broke off: {exc}",
                         request=request,
                     ) from exc
-                except UnexpectedResponseError:
+                except (UnexpectedResponseError, ValueError):
                     if spec.stream:
                         raise
-                # Its message quoted the body cut short: read the redacted body instead (out
-                # of the except block, so the first error is not kept as the context), and a
-                # credential across the cut leaves not even its first characters.
+                # Its message may quote the body cut short: read the redacted body instead
+                # (out of the except block, so the first error is not kept as the context),
+                # and a credential across the cut leaves not even its first characters.
                 return spec.parse(self._without_secrets(response, request))
             delay = self._retry.delay_after_status(response, attempt, idempotent=spec.idempotent)
             if delay is None:
