@@ -80,9 +80,18 @@ retried; check before resending). A 503 means the platform did not take the requ
 A :class:`ValidationError` keeps the error it was made from (pydantic's, for the models'
 rules) as ``__cause__``; its own message names no library.
 
-Error messages never contain the access token: requests are described by method and URL
-only, and an error keeps neither the token (redacted from messages, bodies and responses)
-nor the request's Authorization header.
+Every exception here pickles and unpickles with its type, message and fields (``request``,
+``response``, ``body``, ``result``...), so it travels back from a ``multiprocessing`` or
+``concurrent.futures`` worker, or joblib: pickle rebuilds it without calling ``__init__``
+(its fields are keyword-only), from its ``args`` and attributes. As with any exception,
+``__cause__``, ``__context__`` and the traceback stay behind.
+
+Errors never carry a credential the client was given: the token, a password in the base
+URL, or a header whose name says it holds one (``Authorization``, ``Cookie``, ``X-Api-Key``,
+``Proxy-Authorization``, a name with ``token``, ``secret``, ``key``, ``auth``...). Requests
+are described by method and URL only (the URL holds no password); each credential is
+replaced by ``***`` in messages, bodies and kept responses, also when a server echoed it
+URL-encoded or in base64; the kept request has no credential header. Their pickles neither.
 """
 
 from __future__ import annotations
@@ -139,7 +148,20 @@ __all__ = [
 ]
 
 
-class SurveykitError(Exception):
+def _rebuild(cls: type[BaseException], args: tuple[Any, ...]) -> BaseException:
+    # Like BaseException's own unpickling, but without calling __init__ (whose fields are
+    # keyword-only): pickle then restores the attributes from the state.
+    return cls.__new__(cls, *args)
+
+
+class _Travels(BaseException):
+    """Pickles as its type, ``args`` and attributes: rebuilt without calling ``__init__``."""
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return _rebuild, (type(self), self.args), vars(self) or None
+
+
+class SurveykitError(_Travels, Exception):
     """Base class of every error surveykit raises."""
 
 
@@ -466,7 +488,7 @@ class JournalLockedError(JournalError, RuntimeError):
         self.holder = holder
 
 
-class BatchInterrupted(KeyboardInterrupt):
+class BatchInterrupted(_Travels, KeyboardInterrupt):
     """A batch stopped by Ctrl-C or a kernel interrupt; ``result`` holds every row so far.
 
     Rows in flight when the interrupt came were finished and journaled; rows not started

@@ -3,7 +3,10 @@
 :class:`Recorder` keeps the client's requests and responses while the checks run (httpx
 event hooks); :func:`write_bundle` writes the checks and, per exchange, the request line
 and headers and the answer's status, headers and first 4 KiB, into a folder or a
-``.zip``, with the Authorization header dropped and every secret replaced by ``***``.
+``.zip``, with the credential headers dropped and every secret replaced by ``***``.
+
+Each body is redacted whole and only then cut to its first 4 KiB: cut first, a token
+straddling the cut would no longer be found, and its first characters would stay.
 """
 
 from __future__ import annotations
@@ -17,7 +20,7 @@ from typing import Any, Final
 import httpx
 
 from surveykit._util.atomic import atomic_path
-from surveykit.client._redact import CREDENTIAL_HEADERS, redact
+from surveykit.client._redact import Secrets, is_credential_header
 
 BODY_BYTES: Final = 4096
 """How much of each answer (and request body) the bundle keeps."""
@@ -76,17 +79,19 @@ def _headers(headers: httpx.Headers) -> list[str]:
     return [
         f"{name}: {value}"
         for name, value in headers.multi_items()
-        if name.lower() not in CREDENTIAL_HEADERS
+        if not is_credential_header(name)
     ]
 
 
-def _head(content: bytes) -> str:
-    text = content[:BODY_BYTES].decode("utf-8", "replace")
-    cut = f"\n[... {len(content) - BODY_BYTES:,} more bytes]" if len(content) > BODY_BYTES else ""
-    return text + cut
+def _head(content: bytes, secrets: Secrets) -> str:
+    # Redact the whole body, then cut it: never the other way round.
+    clean = secrets.redact(content.decode("utf-8", "replace")).encode("utf-8")
+    text = clean[:BODY_BYTES].decode("utf-8", "ignore")  # no half character at the cut
+    more = len(clean) - BODY_BYTES
+    return text + (f"\n[... {more:,} more bytes]" if more > 0 else "")
 
 
-def _exchange_text(exchange: Exchange) -> str:
+def _exchange_text(exchange: Exchange, secrets: Secrets) -> str:
     lines = [f"# check: {exchange.label}"]
     request = exchange.request
     if request is not None:
@@ -96,7 +101,7 @@ def _exchange_text(exchange: Exchange) -> str:
         except httpx.RequestNotRead:
             body = b""
         if body:
-            lines += ["", _head(body)]
+            lines += ["", _head(body, secrets)]
     response = exchange.response
     lines.append("")
     if response is not None:
@@ -106,7 +111,7 @@ def _exchange_text(exchange: Exchange) -> str:
             *_headers(response.headers),
         ]
         try:
-            lines += ["", _head(response.content)]
+            lines += ["", _head(response.content, secrets)]
         except httpx.ResponseNotRead:
             lines += ["", "[body streamed; not kept]"]
     else:
@@ -115,22 +120,25 @@ def _exchange_text(exchange: Exchange) -> str:
 
 
 def bundle_files(
-    lines: list[str], checks: list[dict[str, Any]], exchanges: list[Exchange]
+    lines: list[str], checks: list[dict[str, Any]], exchanges: list[Exchange], secrets: Secrets
 ) -> dict[str, str]:
-    """The files of a bundle by name: the checks, then one file per HTTP exchange."""
+    """The files of a bundle by name: the checks, then one file per HTTP exchange.
+
+    Each body is redacted of ``secrets`` before it is cut to :data:`BODY_BYTES`.
+    """
     files = {
         "checks.txt": "\n".join(lines) + "\n",
         "checks.json": json.dumps(checks, indent=1) + "\n",
     }
     for number, exchange in enumerate(exchanges, start=1):
         slug = "".join(ch if ch.isalnum() else "-" for ch in exchange.label).strip("-")
-        files[f"{number:02d}-{slug}.txt"] = _exchange_text(exchange)
+        files[f"{number:02d}-{slug}.txt"] = _exchange_text(exchange, secrets)
     return files
 
 
-def write_bundle(target: Path, files: dict[str, str], secrets: list[str]) -> None:
+def write_bundle(target: Path, files: dict[str, str], secrets: Secrets) -> None:
     """Write the files, every secret replaced, into a folder or a ``.zip`` (atomically)."""
-    clean = {name: redact(text, secrets) for name, text in files.items()}
+    clean = {name: secrets.redact(text) for name, text in files.items()}
     if target.suffix.lower() == ".zip":
         with (
             atomic_path(target, mkdir=True) as temporary,

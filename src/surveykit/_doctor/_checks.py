@@ -387,13 +387,12 @@ def doctor(
                     checker.add(name, False, "not checked: see address, tls and token")
     report = DoctorReport(tuple(checker.checks), target)
     if target is not None:
-        secrets: set[str] = set(credentials(None, [client._settings.token]))
+        secrets = client._secrets
         for exchange in recorder.exchanges:
-            secrets.update(credentials(exchange.request, [client._settings.token]))
-        ordered = sorted(secrets, key=len, reverse=True)
+            secrets = secrets | credentials(exchange.request)
         checks = [asdict(check) for check in report.checks]
-        files = bundle_files(report.lines(), checks, recorder.exchanges)
-        write_bundle(target, files, ordered)
+        files = bundle_files(report.lines(), checks, recorder.exchanges, secrets)
+        write_bundle(target, files, secrets)
     return report
 
 

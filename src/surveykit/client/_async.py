@@ -99,6 +99,7 @@ class AsyncClient(ResourceGroups[Async]):
     async def aclose(self) -> None:
         """Close the connections."""
         await self._http.aclose()
+        self._closed()
 
     async def __aenter__(self) -> Self:
         return self

@@ -11,6 +11,7 @@ from __future__ import annotations
 import inspect
 import logging
 import time
+import weakref
 from collections.abc import Callable, Generator, Mapping
 from dataclasses import dataclass, field
 from datetime import tzinfo
@@ -34,7 +35,15 @@ from surveykit.client._config import (
     resolve,
     resolve_default_region,
 )
-from surveykit.client._redact import scrub_error
+from surveykit.client._redact import (
+    Secrets,
+    clean_response,
+    credentials,
+    guard_logs,
+    header_secrets,
+    release_logs,
+    scrub_error,
+)
 from surveykit.client._responses import ModelT as ModelT
 from surveykit.client._responses import model_from as model_from
 from surveykit.client._responses import parse_model as parse_model
@@ -51,6 +60,7 @@ from surveykit.errors import (
     APIConnectionError,
     APITimeoutError,
     OutcomeUnknownError,
+    UnexpectedResponseError,
     describe_request,
 )
 from surveykit.rules.windows import zone
@@ -245,6 +255,10 @@ class BaseClient:
             settings = resolve(self.embedded.base_url, self.embedded.admin_token)
         if auth is None and settings.token:
             auth = BasicTokenAuth(settings.token)
+        elif auth is None and (settings.username or settings.password):
+            # What httpx does with a URL's user and password when given no auth; the URL
+            # itself keeps neither, so no message, log line or repr shows them.
+            auth = httpx.BasicAuth(settings.username or "", settings.password or "")
         if settings.base_url is not None:
             check_transport_security(
                 settings.base_url, has_credentials=auth is not None, allow=allow_insecure_http
@@ -256,6 +270,15 @@ class BaseClient:
         self._headers = {"User-Agent": USER_AGENT, **(headers or {})}
         self._limits = limits or DEFAULT_LIMITS
         self._urls: dict[str, httpx.URL] = {}
+        self._secrets = Secrets(
+            [settings.token, settings.password, *header_secrets(self._headers.items())],
+            [settings.username],
+        )
+        """Every credential this client was given, hidden from its errors and logs."""
+        # The HTTP libraries' log records are scrubbed while the client is open: until it
+        # is closed, or collected unclosed.
+        guard_logs(id(self), self._secrets)
+        weakref.finalize(self, release_logs, id(self))
 
     @property
     def base_url(self) -> str | None:
@@ -278,6 +301,10 @@ class BaseClient:
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(base_url={self.base_url!r}, auth={self._auth!r})"
+
+    def _closed(self) -> None:
+        """Called by ``close``: the client's secrets no longer need guarding in the logs."""
+        release_logs(id(self))
 
     def _client_options(self) -> dict[str, Any]:
         return {
@@ -318,7 +345,7 @@ class BaseClient:
             return (yield from self._attempts(spec, request))
         except Exception as error:
             # An error page may echo the request's headers: no error leaves with the token.
-            scrub_error(error, request, [self._settings.token])
+            scrub_error(error, request, self._secrets)
             raise
 
     def _attempts(self, spec: APIRequest[T], request: httpx.Request) -> Flow[T]:
@@ -362,10 +389,21 @@ class BaseClient:
                         f"{describe_request(request)}: the download broke off: {exc}",
                         request=request,
                     ) from exc
+                except (UnexpectedResponseError, ValueError):
+                    if spec.stream:
+                        raise
+                # Its message may quote the body cut short: read the redacted body instead
+                # (out of the except block, so the first error is not kept as the context),
+                # and a credential across the cut leaves not even its first characters.
+                return spec.parse(self._without_secrets(response, request))
             delay = self._retry.delay_after_status(response, attempt, idempotent=spec.idempotent)
             if delay is None:
-                raise status_error(spec, response)
+                # Redacted before the error quotes (and cuts) the body, for the same reason.
+                raise status_error(spec, self._without_secrets(response, request))
             yield Sleep(delay, f"status {response.status_code}")
+
+    def _without_secrets(self, response: httpx.Response, request: httpx.Request) -> httpx.Response:
+        return clean_response(response, self._secrets | credentials(request))
 
     def _transport_error(
         self, spec: APIRequest[Any], request: httpx.Request, exc: Exception

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ipaddress
 import os
 from dataclasses import dataclass
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 import httpx
 
@@ -27,21 +28,55 @@ so a send is not written into a connection the server is closing (an ambiguous f
 
 @dataclass(frozen=True)
 class Settings:
-    """Where the client talks to and with which token (never shown in a repr)."""
+    """Where the client talks to and with which credentials (never shown in a repr).
+
+    ``base_url`` never holds a user name or password: they are taken out of it into
+    ``username`` and ``password``, so the URL can be shown in messages and logs.
+    """
 
     base_url: str | None
     token: str | None
+    username: str | None = None
+    password: str | None = None
 
     def __repr__(self) -> str:
         token = "'***'" if self.token else "None"
-        return f"Settings(base_url={self.base_url!r}, token={token})"
+        password = "'***'" if self.password else "None"
+        return (
+            f"Settings(base_url={self.base_url!r}, token={token}, "
+            f"username={self.username!r}, password={password})"
+        )
 
 
 def resolve(base_url: str | None, token: str | None) -> Settings:
     """Take arguments first, then ``SURVEYKIT_BASE_URL`` and ``SURVEYKIT_TOKEN``."""
     base_url = base_url or os.environ.get(ENV_BASE_URL) or None
     token = token or os.environ.get(ENV_TOKEN) or None
-    return Settings(normalise_base_url(base_url) if base_url else None, token)
+    if not base_url:
+        return Settings(None, token)
+    url, username, password = split_userinfo(base_url)
+    return Settings(normalise_base_url(url), token, username, password)
+
+
+def split_userinfo(url: str) -> tuple[str, str | None, str | None]:
+    """``url`` without ``user:password@``, and the user name and password (decoded).
+
+    Raises:
+        ConfigurationError: a URL that cannot be read (the message does not quote it).
+    """
+    try:
+        parts = urlsplit(url.strip())
+        username, password = parts.username, parts.password
+    except ValueError:
+        raise ConfigurationError("base_url: expected an http(s) URL (not shown)") from None
+    if "@" not in parts.netloc:
+        return url, None, None
+    host = parts.netloc.rpartition("@")[2]
+    return (
+        urlunsplit(parts._replace(netloc=host)),
+        None if username is None else unquote(username),
+        None if password is None else unquote(password),
+    )
 
 
 def normalise_base_url(url: str) -> str:

@@ -28,14 +28,20 @@ class Client(ResourceGroups[Sync]):
     and says so once in the log.
 
     Args:
-        base_url: the platform's address, for example ``https://api.example.com``.
+        base_url: the platform's address, for example ``https://api.example.com``. A user
+            name and password in it (``https://user:pass@host``) are taken out of the URL,
+            so no message, log line or repr shows them; without a token or ``auth`` they
+            are sent as Basic authentication, as httpx does.
         token: the access token, sent as ``Authorization: Basic <token>``.
         auth: any :class:`httpx.Auth` instead of the token (for example an HMAC signer).
         timeout: seconds, or an :class:`httpx.Timeout`; default 30 s read, 10 s connect.
         max_retries: retries of a failed request that may be retried (default 2).
         retry: a full :class:`RetryPolicy` instead of ``max_retries``.
         allow_insecure_http: allow a token over plain http to a non-loopback host.
-        headers: extra headers on every request.
+        headers: extra headers on every request. The values of those whose names say
+            they carry a credential (``Cookie``, ``X-Api-Key``, a name with ``token``,
+            ``secret``, ``key``, ``auth``...) are hidden like the token: from errors, the
+            requests errors keep, and the logs of httpx and httpcore while the client is open.
         limits: connection pool limits; by default 100 connections, idle ones reused for
             at most 4 s (see ``DEFAULT_LIMITS``). They are shared out between small pools
             of 4 connections (:class:`~surveykit.client._pool.ShardedTransport`), so that
@@ -132,6 +138,7 @@ class Client(ResourceGroups[Sync]):
     def close(self) -> None:
         """Close the connections."""
         self._http.close()
+        self._closed()
 
     def __enter__(self) -> Self:
         return self
