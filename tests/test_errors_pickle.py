@@ -102,13 +102,16 @@ SAMPLES: dict[str, Any] = {
         "unclosed quote", format="CSV", offset=120, line=3, record=1
     ),
     "TemplateError": lambda: sk.TemplateError("{name}: no such column"),
-    "JournalMismatchError": lambda: sk.JournalMismatchError("written by another batch"),
+    "JournalError": lambda: sk.JournalError("run.journal", "the file is empty"),
+    "JournalMismatchError": lambda: sk.JournalMismatchError(
+        "run.journal", "written by another batch"
+    ),
     "JournalLockedError": lambda: sk.JournalLockedError(
         "run.journal",
         {"pid": 4242, "host": "box", "since": "2026-11-26T13:00:00Z"},
         1.5,
-        lock_file="run.journal.lock",
     ),
+    "DispositionError": lambda: sk.DispositionError("'5.1' is not an AAPOR disposition code"),
     "BatchInterrupted": lambda: sk.BatchInterrupted(
         BatchResult(frame(), sent_now=1, journal="run.journal", requested_now=1)
     ),
