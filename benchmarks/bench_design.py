@@ -287,7 +287,8 @@ def _replicate_sections(
             for r in range(200):
                 counts[members, r] = np.bincount(draws[:, r], minlength=len(members))
         n_h = floor.n_h[floor.psu_stratum][:, None]
-        factors = counts * n_h / (n_h - 1)
+        with np.errstate(divide="ignore", invalid="ignore"):  # a lonely PSU: no replicate
+            factors = np.nan_to_num(counts * n_h / (n_h - 1))
         ok = ~np.isnan(y)
         wd = np.where(ok, floor.w, 0.0)
         top = np.bincount(floor.psu, wd * np.where(ok, y, 0.0), minlength=p) @ factors
@@ -303,9 +304,12 @@ def _replicate_sections(
         top_h = np.bincount(floor.psu_stratum, top)[floor.psu_stratum]
         bottom_h = np.bincount(floor.psu_stratum, bottom)[floor.psu_stratum]
         # Delete PSU i: its stratum's other PSUs scaled by n_h / (n_h - 1).
-        t = top.sum() - top_h + (top_h - top) * n_h / (n_h - 1)
-        b = bottom.sum() - bottom_h + (bottom_h - bottom) * n_h / (n_h - 1)
-        theta = t / b
+        with np.errstate(divide="ignore", invalid="ignore"):  # a lonely PSU: no replicate
+            t = top.sum() - top_h + (top_h - top) * n_h / (n_h - 1)
+            b = bottom.sum() - bottom_h + (bottom_h - bottom) * n_h / (n_h - 1)
+            theta = t / b
+        theta = theta[np.isfinite(theta)]
+        n_h = n_h[n_h > 1]
         return float(np.sqrt(np.sum((n_h - 1) / n_h * (theta - theta.mean()) ** 2)))
 
     return {

@@ -5,6 +5,7 @@ R's figures are committed in fixtures/r_replicates.json; these tests never run R
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections.abc import Callable
 from pathlib import Path
@@ -399,3 +400,32 @@ def test_sparse_tables_and_small_chunks_give_the_same_figures(
     got = sa.means(design, "api00", by="stype")
     assert got["se"].to_numpy() == pytest.approx(expected["se"].to_numpy(), rel=1e-12)
     assert design.degrees_of_freedom == R[R_CASE.get(name, name)]["degf"]
+
+
+@pytest.mark.parametrize("lonely", ["adjust", "remove", "certainty"])
+@pytest.mark.parametrize("seed", range(6))
+def test_the_jackknife_rank_formula_equals_the_numerical_rank(lonely: str, seed: int) -> None:
+    """With lonely and census strata, the closed form gives the eigenvalue rank (R's degf+1)."""
+    from surveykit.analysis import _replicates
+
+    rng = np.random.default_rng(seed)
+    strata = rng.integers(2, 6)
+    rows = []
+    for h in range(strata):
+        n_psu = 1 if h == 0 else int(rng.integers(2, 6))  # stratum 0 is lonely
+        for p in range(n_psu):
+            for _ in range(int(rng.integers(1, 4))):
+                rows.append((h, f"{h}-{p}", float(rng.uniform(1, 3)), 1000.0))
+    df = pd.DataFrame(rows, columns=["h", "psu", "w", "fpc"])
+    if seed % 2:  # a census stratum: its replicates are dropped
+        census = strata - 1
+        df.loc[df["h"] == census, "fpc"] = df.loc[df["h"] == census, "psu"].nunique()
+    design = sk.Design(df, weights="w", strata="h", psu="psu", fpc="fpc", lonely_psu=lonely)
+    replicated = design.replicates("jkn")
+    reps = replicated._replicates  # the replicate factors
+    jackknife = reps.jackknife
+    assert jackknife is not None
+    numerical = _replicates._Replicates.rank.func(  # the eigenvalue fallback, bypassing the formula
+        dataclasses.replace(reps, jackknife=None, factors=jackknife.columns(slice(None)))
+    )
+    assert jackknife.rank(np.ones(len(jackknife.psu_stratum), dtype=bool)) == numerical

@@ -146,6 +146,8 @@ class _Jackknife:
         are present are independent but for one relation per stratum whose PSUs are all
         present, less one: rank = present PSUs - max(0, such strata - 1).
         """
+        if present.all():
+            return self._whole_rank()
         if (self.coef[:, 2] == 0).any():
             return None
         counts = np.bincount(self.psu_stratum, minlength=self.n_strata)
@@ -155,6 +157,20 @@ class _Jackknife:
         shown = np.bincount(self.psu_stratum[present], minlength=self.n_strata)
         whole = int(((shown == counts) & (counts > 0)).sum())
         return int(present.sum()) - max(0, whole - 1)
+
+    def _whole_rank(self) -> int:
+        """The rank with every PSU present, lonely and census strata included.
+
+        A stratum's delete-one replicates span the differences between its PSUs and the
+        all-ones vector (their sum is n_h times it); a lonely PSU's "adjust" replicate,
+        ``b (1 - e_L)``, adds one direction of its own; census and removed strata add none.
+        So the rank is the sum of (n_h - 1) over strata with replicates, plus 1 when there
+        is one, plus the lonely replicates.
+        """
+        deleting = self.coef[:, 2] != 0
+        lonely = int((~deleting).sum())
+        strata = np.unique(self.stratum[deleting])
+        return int(deleting.sum()) - len(strata) + (1 if len(strata) else 0) + lonely
 
 
 @dataclass(frozen=True)
