@@ -118,10 +118,14 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
     else:
         codes = _domain(ids, missing, groups)
         missing = codes == groups
-    y0 = np.where(missing, 0.0, y) if missing.any() else y
-    wy = w * y0
-    sum_w = _sum(codes, w, groups)
-    totals = _sum(codes, wy, groups)
+    some_missing = bool(missing.any())
+    y0 = np.where(missing, 0.0, y) if some_missing else y
+    if groups == 1:  # sums over the domain are dot products: y0 (later resid) is 0 outside
+        sum_w = np.array([float(w.sum()) - (float(w[missing].sum()) if some_missing else 0.0)])
+        totals = np.array([float(np.dot(w, y0))])
+    else:
+        sum_w = _sum(codes, w, groups)
+        totals = _sum(codes, w * y0, groups)
     mean = _divide(totals, sum_w)
     resid = y0 - (float(np.nan_to_num(mean[0])) if groups == 1 else _padded(mean, 0.0)[codes])
     if groups == 1 and missing.any():
@@ -131,17 +135,23 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
     def influence() -> Influence:
         out = Influence(groups)
         safe = np.where(sum_w > 0, sum_w, 1.0)
-        row = w_resid / safe[0] if groups == 1 else w_resid / _padded(safe, 1.0)[codes]
-        out.add(row, Basis.one_hot(codes, groups))
+        if groups == 1:  # the row values are 0 outside the domain: no codes needed
+            out.add(w_resid / safe[0], Basis.constant())
+        else:
+            out.add(w_resid / _padded(safe, 1.0)[codes], Basis.one_hot(codes, groups))
         return out
 
     def statistic(sums: Sums) -> FloatArray:
         return _divide(sums(y0, codes, groups), sums(None, codes, groups))
 
     vcov, variance = _variance(design, influence, statistic, mean)
-    answered = _sum(codes, None, groups)
+    if groups == 1:
+        answered = np.array([float(len(y) - int(missing.sum()))])
+        squares = np.array([float(np.dot(w_resid, resid))])
+    else:
+        answered = _sum(codes, None, groups)
+        squares = _sum(codes, w_resid * resid, groups)
     n = answered if design.all_positive else _nonzero(design, codes, groups)
-    squares = _sum(codes, w_resid * resid, groups)
     srs = _divide(squares, sum_w * (n - 1))
     return DomainFigures(
         estimate=mean[:, None],

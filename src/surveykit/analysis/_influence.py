@@ -52,6 +52,16 @@ class Basis:
         matrix = np.asarray(matrix, dtype=np.float64)
         return Basis(matrix.shape[1], matrix=matrix)
 
+    @staticmethod
+    def constant() -> Basis:
+        """One level that every row is at (a term whose row values are 0 where it is none)."""
+        return Basis(1)
+
+    @property
+    def is_constant(self) -> bool:
+        """Whether every row is at the one level (:meth:`constant`)."""
+        return self.codes is None and self.matrix is None
+
 
 @dataclass(frozen=True)
 class Term:
@@ -102,6 +112,9 @@ def expand(basis: Basis, coef: FloatArray | None, n: int) -> FloatArray:
     """``A @ M`` as a rows x columns matrix."""
     if basis.matrix is not None:
         return basis.matrix if coef is None else basis.matrix @ coef
+    if basis.is_constant:
+        one = np.ones((1, 1)) if coef is None else coef
+        return np.asarray(np.broadcast_to(one, (n, one.shape[1])).copy(), dtype=np.float64)
     assert basis.codes is not None
     width = basis.size if coef is None else coef.shape[1]
     if coef is None:
@@ -113,6 +126,17 @@ def expand(basis: Basis, coef: FloatArray | None, n: int) -> FloatArray:
 
 def cross_sums(left: Basis, right: Basis, row: FloatArray) -> FloatArray:
     """``left.T @ diag(row) @ right``: a (left levels x right levels) table of sums."""
+    if right.is_constant or left.is_constant:
+        other, flip = (left, False) if right.is_constant else (right, True)
+        if other.is_constant:
+            table = np.array([[float(row.sum())]])
+        elif other.codes is not None:
+            sums = np.bincount(other.codes, weights=row, minlength=other.size + 1)
+            table = np.asarray(sums[: other.size], dtype=np.float64)[:, None]
+        else:
+            assert other.matrix is not None
+            table = np.asarray(other.matrix.T @ row, dtype=np.float64)[:, None]
+        return table.T if flip else table
     if left.codes is not None and right.codes is not None:
         width = right.size + 1
         cells = left.codes * width + right.codes
