@@ -337,3 +337,28 @@ def test_rake_base_weights_errors_name_the_row() -> None:
         sk.weights.rake(df, {"g": {"a": 0.5, "b": 0.5}}, base_weights="w")
     with pytest.raises(sk.weights.RakingError, match="no column 'nope'"):
         sk.weights.rake(df, {"g": {"a": 0.5, "b": 0.5}}, base_weights="nope")
+
+
+@pytest.mark.parametrize(
+    "targets",
+    [
+        {"sortOrder": {"0": 0.2, "1": 0.3, "2": 0.1, "3": 0.4}},
+        {"sortOrder": {0: 0.2, 1: 0.3, 2: 0.1, 3: 0.4}},
+        {"sortOrder": {0.0: 0.2, "1": 0.3, " 2 ": 0.1, 3: 0.4}},
+    ],
+    ids=["text", "int", "mixed"],
+)
+def test_targets_match_a_numeric_column_by_value(targets: dict) -> None:
+    """A numeric column raked with text or number targets ("3" or 3 for the answer 3)."""
+    df = pd.DataFrame({"sortOrder": [0, 1, 1, 2, 3, 3, 3, 0, 1, 2]})
+    w = rake(df, targets, tol=1e-12, max_iter=500)
+    shares = w.groupby(df["sortOrder"]).sum() / w.sum()
+    assert shares.tolist() == pytest.approx([0.2, 0.3, 0.1, 0.4], abs=1e-10)
+    design = sk.Design(df).rake(targets)
+    assert (sk.analysis.proportions(design, "sortOrder")["se"] < 1e-12).all()
+
+
+def test_two_targets_of_one_value_are_refused() -> None:
+    df = pd.DataFrame({"q": [1, 2]})
+    with pytest.raises(RakingError, match="targets '1' and 1 are the same level"):
+        rake(df, {"q": {"1": 0.25, 1: 0.25, 2: 0.5}})

@@ -358,10 +358,13 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
     raw_counts = np.bincount(raw, minlength=len(uniques))
     present = raw_counts > 0
     position_of = {level: position for position, level in enumerate(names)}
+    by_value = _levels_by_value(column, names)
     mapping = np.zeros(len(uniques), dtype=np.intp)
     for code in np.flatnonzero(present):
         value = uniques[code]
         found = position_of.get(value)
+        if found is None:  # "3" for 3, 3 for 3.0, " North" for "North": the same level
+            found = by_value.get(_level_value(value))
         if found is None:
             raise RakingError(
                 f"column {column!r}, level {value!r} is in the data but not in the targets "
@@ -389,6 +392,38 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
                 level=level,
             )
     return _Margin(column=column, levels=names, shares=shares, codes=codes, counts=counts)
+
+
+def _level_value(level: Any) -> Any:
+    """A level compared by value (numbers, and text reading as one, as floats; text stripped).
+
+    So the target ``"3"`` matches the answer ``3`` and ``3.0``.
+    """
+    if isinstance(level, bool | np.bool_):
+        return level
+    if isinstance(level, int | float | np.integer | np.floating):
+        return float(level)
+    text = str(level).strip()
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def _levels_by_value(column: Any, names: list[Any]) -> dict[Any, int]:
+    """Target levels by value; two targets of one value are an error naming them."""
+    out: dict[Any, int] = {}
+    for position, level in enumerate(names):
+        key = _level_value(level)
+        if key in out and names[out[key]] != level:
+            raise RakingError(
+                f"column {column!r}: targets {names[out[key]]!r} and {level!r} are the same "
+                "level; give it once",
+                column=column,
+                level=level,
+            )
+        out.setdefault(key, position)
+    return out
 
 
 def summary(weights: pd.Series | np.ndarray | Sequence[float]) -> pd.Series:
