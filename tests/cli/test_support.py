@@ -14,23 +14,13 @@ from typer.testing import CliRunner
 
 from surveykit.cli import app
 from surveykit.cli._support import guard_for_spreadsheets, spreadsheet_text
-from tests.helpers.files import mode, umask
+from tests.helpers.files import FORMULA_ANSWERS, mode, umask
 from tests.helpers.sandbox_server import ServedSandbox
 
 runner = CliRunner()
 ENV = {"SURVEYKIT_BASE_URL": "", "SURVEYKIT_TOKEN": "", "SURVEYKIT_OPTOUTS": ""}
 SOURCE = "447700900999"
-# What respondents may write: formulas, a link, signs, an at, a tab, a CR, an error code.
-ANSWERS = [
-    "=1+1",
-    '=HYPERLINK("http://x","y")',
-    "+1",
-    "-2+3",
-    "@SUM(A1)",
-    "\t=1+1",
-    "\r=1+1",
-    "#N/A",
-]
+ANSWERS = FORMULA_ANSWERS
 
 
 def run(*args: str, code: int = 0) -> str:
