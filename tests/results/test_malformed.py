@@ -267,3 +267,45 @@ def test_a_cut_inside_the_last_columns_quotes_is_detected(chunked: bool) -> None
     whole = read(b'a,b\n1,"x\n"\n2,"y\r\n"\n')
     assert not isinstance(whole, ResultsParseError)
     assert whole["b"].tolist() == ["x\n", "y\r\n"]
+
+
+@pytest.mark.parametrize("chunksize", [None, 1], ids=["whole", "streamed"])
+@pytest.mark.parametrize(
+    ("payload", "words"),
+    [
+        pytest.param(
+            '[{"respondentId": "1", "answers": {"Q1": {"deep": "x"}}}]',
+            r"field 'Q1' holds an object inside an object.*record 0",
+            id="two-levels",
+        ),
+        pytest.param(
+            "[" + '{"a":' * 600 + "1" + "}" * 600 + "]",
+            "holds an object inside an object|nested too deeply|depth limit",
+            id="600-levels",
+        ),
+        pytest.param(
+            "[" + '{"a":' * 5000 + "1" + "}" * 5000 + "]",
+            "nested too deeply|depth limit",
+            id="5000-levels",
+        ),
+        pytest.param(
+            '{"respondentId": "1", "a": ' + "[" * 3000 + "]" * 3000 + "}\n",
+            "nested too deeply|depth limit|holds a JSON list",
+            id="deep-list-ndjson",
+        ),
+    ],
+)
+def test_deep_json_ends_in_a_results_parse_error(
+    payload: str, words: str, chunksize: int | None
+) -> None:
+    """Only ResultsParseError leaves the reader: no internal error, no RecursionError."""
+    with pytest.raises(ResultsParseError, match=words):
+        _read_all(payload, chunksize)
+
+
+def _read_all(payload: str, chunksize: int | None) -> None:
+    if chunksize is None:
+        read_results(payload, format="JSON")
+        return
+    for _ in read_results(payload, format="JSON", chunksize=chunksize):
+        pass

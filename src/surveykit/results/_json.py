@@ -101,7 +101,16 @@ class _Builder:
             del self.chunks[known:]
             part = [_flatten(r, first + i) for i, r in enumerate(part)]
             self.flattened = True
-            arrays = self._arrays(part, first)
+            try:
+                arrays = self._arrays(part, first)
+            except _Nested:  # an object inside the object of answers: not results
+                record, key = _deeper(part, first)
+                raise ResultsParseError(
+                    f"field {key!r} holds an object inside an object; results hold fields "
+                    "and at most one object of answers",
+                    format="JSON",
+                    record=record,
+                ) from None
         for j, array in enumerate(arrays):
             self.chunks[j].append(array)
         self.rows += len(part)
@@ -151,6 +160,15 @@ class _Builder:
         self.chunks = [[] for _ in self.names]
         self.rows = 0
         return chunk
+
+
+def _deeper(part: list[dict[str, Any]], first: int) -> tuple[int, str]:
+    """The first record and field of ``part`` (flattened once) that still hold an object."""
+    for i, record in enumerate(part):
+        for key, value in record.items():
+            if isinstance(value, dict):
+                return first + i, key
+    return first, "?"  # pragma: no cover - only called when one was found
 
 
 def _flatten(record: dict[str, Any], index: int) -> dict[str, Any]:
@@ -310,7 +328,22 @@ def _records(data: bytes | memoryview | bytearray, base: int, first: int) -> lis
 
 
 def iter_json(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
-    """Parse JSON results into text columns."""
+    """Parse JSON results into text columns.
+
+    Every bad payload ends in a :class:`ResultsParseError`: a document nested deeper than
+    Python's parsers can follow included (never a ``RecursionError``).
+    """
+    try:
+        yield from _iter_json(payload, streaming=streaming)
+    except RecursionError:
+        raise ResultsParseError(
+            "JSON nested too deeply to be survey results (records hold fields, and at most "
+            "one object of answers)",
+            format="JSON",
+        ) from None
+
+
+def _iter_json(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
     if not streaming:
         fast = _arrow_lines(payload.whole())
         if fast is not None:

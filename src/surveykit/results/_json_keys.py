@@ -31,12 +31,19 @@ def key_count(raw: bytes) -> int | None:
 
 
 def count_keys(value: Any) -> int:
-    """How many keys the objects of a parsed value hold, nested ones included."""
-    if isinstance(value, dict):
-        return len(value) + sum(count_keys(v) for v in value.values())
-    if isinstance(value, list):
-        return sum(count_keys(v) for v in value)
-    return 0
+    """How many keys the objects of a parsed value hold, nested ones included.
+
+    Walked with a stack, not recursion, so a deep document cannot exhaust Python's.
+    """
+    total, stack = 0, [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, dict):
+            total += len(item)
+            stack.extend(item.values())
+        elif isinstance(item, list):
+            stack.extend(item)
+    return total
 
 
 class _Pairs(dict[str, Any]):
