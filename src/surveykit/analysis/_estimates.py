@@ -1,18 +1,14 @@
-"""Proportions, means and Net Promoter Scores with standard errors and intervals.
+"""Proportions, means, Net Promoter Scores, totals and ratios with their uncertainty.
 
-The formulas (``w_i`` the weights, all 1 when unweighted; sums over a group's respondents
-who answered):
+Two kinds of figures, by what is passed:
 
-- ``n``: respondents who answered; ``n_eff`` (Kish) ``= (sum w_i)^2 / sum w_i^2`` (= n
-  unweighted).
-- proportion ``p = sum(w_i * [chose option]) / sum w_i``, ``se = sqrt(p (1 - p) / n_eff)``,
-  interval from ``statsmodels.stats.proportion.proportion_confint(p * n_eff, n_eff)``.
-- mean ``m = sum(w_i y_i) / sum w_i``,
-  ``se = sqrt(n / (n - 1) * sum((w_i (y_i - m))^2)) / sum w_i`` (with-replacement
-  linearisation, what R's ``survey::svymean`` gives; ``sd(ddof=1) / sqrt(n)`` unweighted),
-  interval ``m -/+ t(n - 1) * se``.
-- NPS: the mean of ``s_i`` = +100 (9-10), 0 (7-8), -100 (0-6) with the mean's ``se``, a
-  normal interval clipped to [-100, 100].
+- A frame alone: textbook figures for a simple random sample. Proportions ``count / n``
+  with ``se = sqrt(p (1 - p) / n)`` and statsmodels' ``proportion_confint``; means with
+  ``sd(ddof=1) / sqrt(n)`` and a t interval on ``n - 1``; NPS the mean of ``s_i`` = +100
+  (9-10), 0 (7-8), -100 (0-6) with a normal interval clipped to [-100, 100].
+- A :class:`~surveykit.Design` (or ``weights=``): R's ``survey`` package, through
+  :mod:`surveykit.analysis._domains` (linearised or replicate variances of domain
+  estimates, ``deff="replace"``), with the intervals of :mod:`._intervals`.
 
 See ``docs/analysis.md``.
 """
@@ -81,10 +77,6 @@ def _divide(a: FloatArray, b: FloatArray) -> FloatArray:
         return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
 
 
-def _count_column(counts: FloatArray, weighted: bool) -> Any:
-    return counts if weighted else counts.astype(np.int64)
-
-
 def proportions(
     data: Data,
     question: str,
@@ -98,12 +90,10 @@ def proportions(
 ) -> pd.DataFrame:
     """The share of respondents choosing each option of ``question``, with its interval.
 
-    ``p = sum(w_i * chose_i) / sum(w_i)`` over the respondents who answered;
-    ``se = sqrt(p * (1 - p) / n_eff)``; the interval is
-    ``statsmodels.stats.proportion.proportion_confint(p * n_eff, n_eff, method)``:
-    Wilson by default, ``"clopper-pearson"`` (exact, beta) or ``"normal"`` (Wald).
-    Unweighted, ``n_eff = n`` and ``p * n_eff`` is the count; weighted, ``n_eff`` is Kish's
-    effective size ``(sum w)^2 / sum w^2`` of the group's respondents who answered.
+    Textbook (a frame alone): ``p = count / n`` over the respondents who answered,
+    ``se = sqrt(p * (1 - p) / n)``, the interval
+    ``statsmodels.stats.proportion.proportion_confint(count, n, method)``: Wilson by default,
+    ``"clopper-pearson"`` (exact, beta) or ``"normal"`` (Wald).
 
     Options are the categories of a categorical (a frame from ``sk.label``, in its order,
     unchosen ones included), else the distinct answers: numbers by value (``"7"`` and ``7``
@@ -147,43 +137,34 @@ def proportions(
     if design is not None:
         return _design_proportions(design, question, by, ci, method, multi, separator)
     method = "wilson" if method is None else method
-    w, weights_name = None, None
     grouped = inputs.groups(df, by)
     ans = inputs.answers(df, question, multi=multi, separator=separator)
-    counts, sum_w, sum_w2 = inputs.cell_sums(
-        grouped.ids, ans.codes, grouped.count, len(ans.labels), w
-    )
+    counts, _, _ = inputs.cell_sums(grouped.ids, ans.codes, grouped.count, len(ans.labels), None)
     n = counts.sum(axis=1)
-    total_w = sum_w.sum(axis=1)
-    n_eff = _divide(total_w**2, sum_w2.sum(axis=1))
     if ans.chosen is not None:
-        chosen_w, chosen_n = sum_w @ ans.chosen, counts @ ans.chosen
-        options = ans.options or []
+        chosen, options = counts @ ans.chosen, ans.options or []
     else:
-        chosen_w, chosen_n = sum_w, counts
-        options = ans.labels
+        chosen, options = counts, ans.labels
     n_options = len(options)
-    p = _divide(chosen_w, total_w[:, None])
-    # Weighted: count = p * n_eff, written so that unit weights give the integer count.
-    ci_count = chosen_w * _divide(n_eff, total_w)[:, None]
-    nobs = np.broadcast_to(n_eff[:, None], p.shape)
+    p = _divide(chosen, n[:, None])
+    nobs = np.broadcast_to(n[:, None], p.shape)
     with np.errstate(invalid="ignore", divide="ignore"):
         se = np.sqrt(p * (1 - p) / nobs)
     low, high = proportion_interval(
-        ci_count.ravel(),
-        np.nan_to_num(nobs).ravel(),
+        chosen.ravel(),
+        nobs.ravel(),
         ci,
         method,  # type: ignore[arg-type]
     )
-    note = _notes(n, total_w, need=1)
+    note = _notes(n, n, need=1)
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, n_options),
             "question": question,
             "option": np.tile(np.asarray(options, dtype=object), grouped.count),
-            "count": _count_column(chosen_w if w is not None else chosen_n, w is not None).ravel(),
+            "count": chosen.astype(np.int64).ravel(),
             "n": np.repeat(n.astype(np.int64), n_options),
-            "n_eff": np.repeat(n_eff, n_options),
+            "n_eff": np.repeat(n, n_options),
             "estimate": p.ravel(),
             "se": se.ravel(),
             "ci_low": low,
@@ -192,20 +173,22 @@ def proportions(
             "note": np.repeat(note, n_options),
         }
     )
-    return _attrs(frame, df, "proportions", question, ci, weights_name, method)
+    return _attrs(frame, df, "proportions", question, ci, None, method)
 
 
 def _mean_parts(
-    grouped: inputs.Groups, ans: inputs.Answers, values: FloatArray, w: FloatArray | None
+    grouped: inputs.Groups, ans: inputs.Answers, values: FloatArray
 ) -> tuple[FloatArray, FloatArray, FloatArray, FloatArray, FloatArray]:
     """Per group: n, sum w, n_eff, the weighted mean and its linearisation se."""
     n_codes = len(values)
     if grouped.count * n_codes <= inputs._MAX_CELLS:
-        counts, sum_w, sum_w2 = inputs.cell_sums(grouped.ids, ans.codes, grouped.count, n_codes, w)
+        counts, sum_w, sum_w2 = inputs.cell_sums(
+            grouped.ids, ans.codes, grouped.count, n_codes, None
+        )
         return _mean_from_cells(values, counts, sum_w, sum_w2)
     keep = (ans.codes >= 0) & (grouped.ids >= 0)
     ids, y = grouped.ids[keep], values[ans.codes[keep]]
-    weight = np.ones(len(y)) if w is None else w[keep]
+    weight = np.ones(len(y))
     size = grouped.count
     bincount = inputs.weighted_bincount
     n = np.bincount(ids, minlength=size).astype(np.float64)
@@ -280,11 +263,10 @@ def means(
     df, design = design_of(data, weights)
     if design is not None:
         return _design_mean(design, question, by, ci, "means")
-    w, weights_name = None, None
     grouped = inputs.groups(df, by)
     ans = inputs.answers(df, question)
     values = ans.numbers(inputs.question_series(df, question), "a mean")
-    n, total_w, n_eff, mean, se = _mean_parts(grouped, ans, values, w)
+    n, total_w, n_eff, mean, se = _mean_parts(grouped, ans, values)
     low, high = t_interval(mean, se, n - 1, ci)
     frame = pd.DataFrame(
         {
@@ -300,7 +282,7 @@ def means(
             "note": _notes(n, total_w, need=2),
         }
     )
-    return _attrs(frame, df, "means", question, ci, weights_name, "t")
+    return _attrs(frame, df, "means", question, ci, None, "t")
 
 
 def nps(
@@ -345,7 +327,6 @@ def nps(
     _check_nps_kind(df, question)
     if design is not None:
         return _design_nps(design, question, by, ci)
-    w, weights_name = None, None
     grouped = inputs.groups(df, by)
     ans = inputs.answers(df, question)
     series = inputs.question_series(df, question)
@@ -355,13 +336,15 @@ def nps(
     kind = np.where(values >= 9, 2, np.where(values >= 7, 1, 0))
     to_kind = np.zeros((len(values), 3))
     to_kind[np.arange(len(values)), kind] = 1.0
-    counts, sum_w, sum_w2 = inputs.cell_sums(grouped.ids, ans.codes, grouped.count, len(values), w)
+    counts, sum_w, sum_w2 = inputs.cell_sums(
+        grouped.ids, ans.codes, grouped.count, len(values), None
+    )
     scores = np.array([-100.0, 0.0, 100.0])
     n, total_w, n_eff, mean, se = _mean_from_cells(
         scores, counts @ to_kind, sum_w @ to_kind, sum_w2 @ to_kind
     )
     low, high = normal_interval(mean, se, ci)
-    by_kind = sum_w @ to_kind if w is not None else (counts @ to_kind).astype(np.int64)
+    by_kind = (counts @ to_kind).astype(np.int64)
     percent = np.round(100 * _divide(sum_w @ to_kind, total_w[:, None]), 1)
     frame = pd.DataFrame(
         {
@@ -385,7 +368,7 @@ def nps(
             "note": _notes(n, total_w, need=2),
         }
     )
-    return _attrs(frame, df, "nps", question, ci, weights_name, "normal")
+    return _attrs(frame, df, "nps", question, ci, None, "normal")
 
 
 def _check_nps_kind(df: pd.DataFrame, question: str) -> None:
