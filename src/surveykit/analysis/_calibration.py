@@ -20,7 +20,7 @@ import numpy as np
 import pandas as pd
 
 from surveykit.analysis._influence import FloatArray, IntArray
-from surveykit.analysis.weights import RakingConvergenceError, RakingError, _margin
+from surveykit.analysis.weights import RakingConvergenceError, RakingError, _bounds, _margin
 from surveykit.errors import AnalysisInputError
 
 SHARE_TOLERANCE = 1e-6
@@ -99,7 +99,7 @@ def rake(
     if not isinstance(max_iter, int) or isinstance(max_iter, bool) or max_iter < 1:
         raise RakingError(f"max_iter must be a whole number >= 1, got {max_iter!r}")
     margins = _population_targets(data, base, targets)
-    bounds = _trim_bounds(trim)
+    bounds = _bounds(trim)
     w = base.copy()
     gap = np.inf
     iterations = 0
@@ -148,17 +148,6 @@ def _worst_margin(
         if gaps[k] > best[0]:
             best = (float(gaps[k]), column, k)
     return best[1], best[2]
-
-
-def _trim_bounds(trim: tuple[float | None, float | None] | None) -> tuple[float, float] | None:
-    if trim is None:
-        return None
-    low, high = trim
-    lo = 0.0 if low is None else float(low)
-    hi = np.inf if high is None else float(high)
-    if not 0 <= lo <= 1 <= hi:
-        raise RakingError(f"trim=({low!r}, {high!r}) needs 0 <= low <= 1 <= high")
-    return lo, hi
 
 
 def _clip_factors(w: FloatArray, base: FloatArray, bounds: tuple[float, float]) -> None:
