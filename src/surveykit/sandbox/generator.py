@@ -321,9 +321,9 @@ def _block(
         data[f"Q{q}"] = answers
     if design:
         extra = _design(seed, block, start, rows, data["channel"], _likeness(data, questions))
-        keys = tuple(data)
-        at = keys.index("sortOrder") + 1
-        data = {k: data[k] for k in keys[:at]} | extra | {k: data[k] for k in keys[at:]}
+        names = list(data)
+        at = names.index("sortOrder") + 1
+        data = {k: data[k] for k in names[:at]} | extra | {k: data[k] for k in names[at:]}
     return pd.DataFrame(
         {k: pd.array(v, dtype=_STRING) for k, v in data.items()},
         index=pd.RangeIndex(start, start + n),
@@ -413,7 +413,7 @@ def _answers(
             dtype=object,
         )
     text_pool = _TEXT + (_NASTY_TEXT if nasty else ())
-    answers = _pick(rng, text_pool, n) + " " + _pick(rng, _TEXT, n)
+    answers: np.ndarray[Any, Any] = _pick(rng, text_pool, n) + " " + _pick(rng, _TEXT, n)
     plain = rng.random(n) < 0.2
     answers[plain] = _pick(rng, text_pool, int(plain.sum()))
     return answers
