@@ -413,10 +413,10 @@ def _answers(
             dtype=object,
         )
     text_pool = _TEXT + (_NASTY_TEXT if nasty else ())
-    answers: np.ndarray[Any, Any] = _pick(rng, text_pool, n) + " " + _pick(rng, _TEXT, n)
+    text: np.ndarray[Any, Any] = _pick(rng, text_pool, n) + " " + _pick(rng, _TEXT, n)
     plain = rng.random(n) < 0.2
-    answers[plain] = _pick(rng, text_pool, int(plain.sum()))
-    return answers
+    text[plain] = _pick(rng, text_pool, int(plain.sum()))
+    return text
 
 
 def generate_results(
