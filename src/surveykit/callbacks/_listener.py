@@ -22,9 +22,9 @@ import pandas as pd
 import uvicorn
 
 from surveykit._util.net import bind, url_of
+from surveykit._util.serving import DEFAULT_IDLE_TIMEOUT, server_config
 from surveykit.callbacks._events import OptOutSink
 from surveykit.callbacks._funnel import campaign_funnel
-from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, server_config
 from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, H, Receiver
 from surveykit.callbacks._store import EventStore, events_frame
 from surveykit.errors import StoreClosedError
