@@ -29,11 +29,12 @@ connections.
 
 from __future__ import annotations
 
-import asyncio
 import time
 from typing import TYPE_CHECKING, Any, Final, Literal
 
-if TYPE_CHECKING:  # uvicorn is imported where a server starts, not with surveykit
+if TYPE_CHECKING:  # uvicorn (and asyncio) are imported where a server starts
+    import asyncio
+
     import uvicorn
     from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -245,6 +246,10 @@ def server_limits(
         # Requests in progress at once (handlers, commits); more get 503. The connection
         # count never reaches it: the protocol above keeps it at most max_connections.
         "limit_concurrency": max_connections + 1,
+        # Connections accepted in one turn of the event loop (and the kernel's queue):
+        # the bound is kept in connection_made, a turn later, so a burst must fit in the
+        # descriptors left above it (half of them; see default_max_connections).
+        "backlog": max(16, max_connections // 2),
     }
 
 
