@@ -31,6 +31,7 @@ EARLIER = "447911000001"
 """Sent a STOP to an earlier run: it is in the event store, not yet on the list."""
 STOPPED = "447911000002"
 IN_WORDS = "447911000003"
+UNSURE = "447911000004"
 
 
 def stop_from(number: str, message_id: str) -> dict[str, object]:
@@ -90,9 +91,18 @@ def test_listen_keeps_the_opt_out_list_current(tmp_path: Path, words: bool) -> N
         assert http.post(url, json=stop_from(STOPPED, "MS1")).status_code == 200
         reply = inbound("Message", "MS2", "please stop texting me", Source=IN_WORDS)
         assert http.post(url, json=reply).status_code == 200
-        # Each is on the list before it is answered.
+        unsure = inbound("Message", "MS3", "Stop, who is this?", Source=UNSURE)
+        assert http.post(url, json=unsure).status_code == 200
+        # Each is on the list before it is answered; an unsure reply waits for a person.
         expected = {EARLIER, STOPPED} | ({IN_WORDS} if words else set())
         assert on_list(optouts) == expected
+    review = runner.invoke(app, ["optouts", "review", "--db", str(optouts)])
+    assert review.exit_code == 0, review.output
+    if words:
+        assert UNSURE in review.output and "Stop, who is this?" in review.output
+        assert IN_WORDS not in review.output
+    else:
+        assert review.output.strip() == "no replies to review"
 
 
 def test_listen_opt_out_wait_answers_a_stop_while_the_list_is_locked(tmp_path: Path) -> None:

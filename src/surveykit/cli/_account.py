@@ -207,7 +207,7 @@ def listen(
         typer.Option(
             "--opt-out-words/--no-opt-out-words",
             help="With --optouts: whether replies such as 'please stop texting me' opt out "
-            "(unsure ones wait for 'optouts' review). On unless told.",
+            "(unsure ones are listed by 'surveykit optouts review'). On unless told.",
             show_default=False,
         ),
     ] = None,
