@@ -162,7 +162,8 @@ def _format(column: str, frame: pd.DataFrame) -> str | None:
     if pd.api.types.is_integer_dtype(series.dtype):
         return COUNT
     counts = ("count", "n", "n_eff", "n_a", "n_b")
-    if pd.api.types.is_float_dtype(series.dtype) and column in counts:
+    weighted = column in counts or column.endswith("_weighted")
+    if pd.api.types.is_float_dtype(series.dtype) and weighted:
         return WEIGHTED
     return None
 
@@ -243,7 +244,7 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
     _header(sheet, top, names)
     numbers = frame.to_numpy(dtype="float64", na_value=math.nan)
     finite = numbers[~pd.isna(numbers)]
-    if _are_counts(frame, attrs.get("counts")):
+    if _are_counts(frame, attrs.get("counts_weighted", attrs.get("counts"))):
         number_format = COUNT
     elif finite.size and float(finite.max()) <= 1.0:
         number_format = PERCENT
