@@ -278,3 +278,17 @@ def test_rse_flag_of_a_mean_uses_se_over_the_estimate() -> None:
     rse = row.se / abs(row.estimate)
     assert rse >= 0.30
     assert (row.flag, row.flag_reason) == ("unreliable", "relative standard error >= 30%")
+
+
+def test_replicate_designs_flag_on_the_replicates_degrees_of_freedom() -> None:
+    df = clustered(3)  # 6 PSUs in 2 strata: jkn replicates of rank 6, df 5
+    replicated = sk.Design(df, weights="w", strata="stratum", psu="psu").replicates("jkn")
+    assert replicated.degrees_of_freedom < 8
+    ids = np.zeros(len(df), dtype=np.int64)
+    assert reliability.domain_degrees_of_freedom(replicated, ids, 1).tolist() == [
+        float(replicated.degrees_of_freedom)
+    ]
+    out = analysis.proportions(replicated, "q")
+    assert set(out["flag"]) == {"review"}
+    assert set(out["flag_reason"]) == {"degrees of freedom < 8"}
+    assert analysis.means(replicated, "y")["flag"].tolist() == ["review"]
