@@ -246,12 +246,24 @@ def domain_degrees_of_freedom(design: Design, ids: IntArray, groups: int) -> Flo
     """
     if isinstance(design, ReplicateDesign):
         return np.full(groups, float(design.degrees_of_freedom))
-    counted = (ids >= 0) & (design.weights_array != 0)
+    counted = ids >= 0
+    if not design.all_positive:
+        counted &= design.weights_array != 0
+    if groups == 1 and counted.all():
+        return np.array([float(design.degrees_of_freedom)])
     structure = design.structure
-    g = ids[counted].astype(np.int64)
-    n_psus, n_strata = len(structure.psu_stratum) + 1, len(structure.n_psu) + 1
-    psus = np.unique(g * n_psus + structure.psu[counted])
-    strata = np.unique(g * n_strata + structure.strata[counted])
-    per_group = np.bincount(psus // n_psus, minlength=groups)
-    per_group -= np.bincount(strata // n_strata, minlength=groups)
-    return np.asarray(per_group, dtype=np.float64)
+    n_psus, n_strata = len(structure.psu_stratum), len(structure.n_psu)
+    # the (group, PSU) pairs with a counted row, in one pass over the rows when the table
+    # of pairs is small, else by sorting; strata follow from the PSUs
+    size = groups * n_psus
+    if groups == 1:
+        pairs = np.flatnonzero(np.bincount(structure.psu, counted, minlength=n_psus))
+    elif size <= max(4 * len(ids), 1 << 20):
+        key = np.where(counted, ids * n_psus + structure.psu, size)
+        pairs = np.flatnonzero(np.bincount(key, minlength=size + 1)[:size])
+    else:
+        pairs = np.unique(ids[counted] * n_psus + structure.psu[counted])
+    group, psu = pairs // n_psus, pairs % n_psus
+    psus = np.bincount(group, minlength=groups)
+    strata = np.unique(group * n_strata + structure.psu_stratum[psu]) // n_strata
+    return np.asarray(psus - np.bincount(strata, minlength=groups), dtype=np.float64)
