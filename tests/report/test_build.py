@@ -173,7 +173,8 @@ def test_report_command_writes_excel_and_spss(
         result.output
     )
     book = load_workbook(out)
-    assert len(book.sheetnames) == len(expected.tables)
+    assert book.sheetnames == ["Cover", "Contents", *expected.tables, "Not tabulated"]
+    assert f"wrote {len(expected.tables)} tables and a cover to {out}" in result.output
     data, meta = pyreadstat.read_sav(sav)
     assert len(data) == len(frame)
     assert meta.variable_value_labels["Q2"][1.0] == "Yes"

@@ -220,7 +220,7 @@ def report(
             by=by or None,
             ci=ci,
         )
-        sheets = result.to_excel(out)
+        result.to_excel(out)
         if spss is not None:
             sk.to_spss(result.labelled, spss, codebook=result.codebook)
         if stata is not None:
@@ -243,7 +243,7 @@ def report(
     )
     for line in headlines(result.tables):
         typer.echo(line)
-    written = [f"wrote {len(sheets)} tables to {out}"]
+    written = [f"wrote {len(result.tables)} tables and a cover to {out}"]
     written += [f"wrote the labelled results to {p}" for p in (spss, stata) if p is not None]
     for line in written:
         typer.echo(line)
