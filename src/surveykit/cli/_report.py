@@ -293,6 +293,13 @@ def report(
         typer.echo(line)
     written = [f"wrote {len(result.tables)} tables and a cover to {out}"]
     written += [f"wrote the labelled results to {p}" for p in (spss, stata) if p is not None]
+    if spss is not None and any(
+        q.kind == "multi" and q.labels and q.key in result.labelled.columns
+        for q in result.codebook.values()
+    ):
+        from surveykit.report._export import syntax_path
+
+        written.append(f"wrote the multiple-response sets (SPSS syntax) to {syntax_path(spss)}")
     for line in written:
         typer.echo(line)
 
