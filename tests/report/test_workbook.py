@@ -320,3 +320,25 @@ def test_rates_given_ready_made_and_refusing_both(
         build_report(df, codebook, dispositions=dispositions, outcome_rates=rates)
     with pytest.raises(sk.DispositionError):
         build_report(df, codebook, dispositions=pd.DataFrame({"disposition": ["9.9"]}))
+
+
+def test_long_lines_wrap_within_the_table_width(weighted: tuple[sk.report.Report, Path]) -> None:
+    """Titles, bases and notes wrap across the table's columns: printing stays one page
+    wide without shrinking the table to fit a line running far to its right."""
+    _, path = weighted
+    book = load_workbook(path)
+    sheet = book["Q2 x region"]
+    merged = {str(r) for r in sheet.merged_cells.ranges}
+    last = sheet.cell(3, sheet.max_column).column_letter
+    legend = next(
+        r for r in range(1, sheet.max_row + 1) if str(sheet.cell(r, 1).value).startswith("Letters:")
+    )
+    for row in (2, legend):
+        assert f"A{row}:{last}{row}" in merged
+        assert sheet.cell(row, 1).alignment.wrap_text
+        assert sheet.row_dimensions[row].height >= 15
+    design = book["Design"]
+    widths = [design.column_dimensions[c].width for c in ("A", "B")]
+    assert max(widths) <= 60
+    tests = next(r for r in range(1, design.max_row + 1) if design.cell(r, 1).value == "tests")
+    assert design.cell(tests, 2).alignment.wrap_text

@@ -120,7 +120,49 @@ def write_table(sheet: Any, name: str, frame: pd.DataFrame) -> None:
         character = control_character(str(exc)) or "?"
         what = CANNOT_STORE.format(character)
         raise ExportError(f"tables[{name!r}]: a text holds {what}") from None
+    wrap_notes(sheet)
     fit_width(sheet)
+
+
+DEFAULT_WIDTH: Final = 8.43
+"""A column's width when none is set (characters of the default font)."""
+LINE_HEIGHT: Final = 15.0
+"""The height of one line of 11-point text, in points."""
+
+
+def text_height(text: str, width: float, *, line: float = LINE_HEIGHT) -> float:
+    """The row height (points) that shows ``text`` wrapped in ``width`` characters."""
+    per_line = max(int(width * 1.1), 10)  # prose is narrower than the digit "0"
+    lines = sum(max(1, math.ceil(len(part) / per_line)) for part in text.split("\n"))
+    return lines * line
+
+
+def wrap_notes(sheet: Any) -> None:
+    """Wrap every long text of column A with nothing beside it across the used columns.
+
+    Titles, base lines and notes would otherwise run far to the right of the table, and a
+    sheet printed one page wide would shrink to fit them.
+    """
+    from openpyxl.styles import Alignment
+
+    last = max(sheet.max_column, 1)
+    widths = [
+        sheet.column_dimensions[_letter(c)].width or DEFAULT_WIDTH for c in range(1, last + 1)
+    ]
+    width = sum(widths)
+    for row in range(1, sheet.max_row + 1):
+        cell = sheet.cell(row, 1)
+        if not isinstance(cell.value, str) or len(cell.value) <= widths[0]:
+            continue
+        if any(sheet.cell(row, c).value is not None for c in range(2, last + 1)):
+            continue
+        if last > 1:
+            sheet.merge_cells(start_row=row, start_column=1, end_row=row, end_column=last)
+        cell.alignment = Alignment(wrap_text=True, vertical="top")
+        size = cell.font.sz if cell.font is not None and cell.font.sz else 11
+        sheet.row_dimensions[row].height = text_height(
+            cell.value, width * 11 / size, line=LINE_HEIGHT * size / 11
+        )
 
 
 def fit_width(sheet: Any, *, landscape: bool | None = None) -> None:
@@ -296,8 +338,39 @@ def _table_sheet(sheet: Any, frame: pd.DataFrame) -> None:
             text = _interval(values["ci_low"], values["ci_high"], formats["ci_low"])
             sheet.cell(r, len(columns) + 1, text)
     for c, name in enumerate(names, start=1):
-        width = max(len(name) + 2, 10 if name != ci_name else 18)
-        sheet.column_dimensions[_letter(c)].width = min(width, 40)
+        longest = _longest_text(sheet, c, top + 1)
+        width = min(max(len(name) + 2, longest + 2, 10 if name != ci_name else 18), TEXT_COLUMN)
+        sheet.column_dimensions[_letter(c)].width = width
+        if longest + 2 > TEXT_COLUMN:
+            _wrap_column(sheet, c, top + 1, width)
+
+
+TEXT_COLUMN: Final = 60
+"""The widest a table's column gets (characters); longer texts wrap."""
+_SAMPLED_ROWS: Final = 500
+
+
+def _longest_text(sheet: Any, column: int, first: int) -> int:
+    """The longest text in ``column`` (its first rows), for the column's width."""
+    last = min(sheet.max_row, first + _SAMPLED_ROWS)
+    lengths = [
+        len(value)
+        for row in range(first, last + 1)
+        if isinstance(value := sheet.cell(row, column).value, str)
+    ]
+    return max(lengths, default=0)
+
+
+def _wrap_column(sheet: Any, column: int, first: int, width: float) -> None:
+    from openpyxl.styles import Alignment
+
+    for row in range(first, sheet.max_row + 1):
+        cell = sheet.cell(row, column)
+        if isinstance(cell.value, str) and len(cell.value) > width:
+            cell.alignment = Alignment(wrap_text=True, vertical="top")
+            height = text_height(cell.value, width)
+            current = sheet.row_dimensions[row].height or LINE_HEIGHT
+            sheet.row_dimensions[row].height = max(height, current)
 
 
 def _letter(column: int) -> str:
@@ -356,6 +429,9 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
         row += 1
         sheet.cell(row, 1, note)
     sheet.column_dimensions["A"].width = 24
+    for g in range(len(frame.columns)):
+        sheet.column_dimensions[_letter(2 + 2 * g)].width = max(12, len(names[1 + 2 * g]) + 2)
+        sheet.column_dimensions[_letter(3 + 2 * g)].width = 6
 
 
 def _column_bases(sheet: Any, frame: pd.DataFrame, row: int) -> int:

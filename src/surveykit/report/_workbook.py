@@ -24,7 +24,15 @@ import pandas as pd
 
 from surveykit._util.atomic import atomic_path
 from surveykit._util.sheets import new_workbook, save_workbook
-from surveykit.report._excel import COUNT, PERCENT, fit_width, sheet_names, write_table
+from surveykit.report._excel import (
+    COUNT,
+    PERCENT,
+    fit_width,
+    sheet_names,
+    text_height,
+    wrap_notes,
+    write_table,
+)
 
 if TYPE_CHECKING:
     from surveykit.report._build import Report
@@ -139,6 +147,7 @@ def _cover_sheet(sheet: Any, report: Report, by_name: Mapping[str, str]) -> None
         cell = sheet.cell(row, 2, text)
         cell.alignment = Alignment(wrap_text=True, vertical="top")
         sheet.cell(row, 1).alignment = Alignment(vertical="top")
+        sheet.row_dimensions[row].height = text_height(text, _TEXT_WIDTH)
         row += 1
     contents = sheet.cell(row + 1, 1, "Contents")
     _link(contents, by_name[CONTENTS])
@@ -317,7 +326,7 @@ def methods_statement(report: Report) -> str:
 
 
 def _contents_sheet(sheet: Any, report: Report, sheets: Mapping[str, str]) -> None:
-    from openpyxl.styles import Font
+    from openpyxl.styles import Alignment, Font
 
     sheet.cell(1, 1, "Contents").font = Font(bold=True, size=14)
     for column, name in enumerate(("Sheet", "What it holds", "Base (n)"), start=1):
@@ -327,7 +336,9 @@ def _contents_sheet(sheet: Any, report: Report, sheets: Mapping[str, str]) -> No
         if name == CONTENTS:
             continue
         _link(sheet.cell(row, 1, sheet_name), sheet_name)
-        sheet.cell(row, 2, _what(report, name))
+        what = sheet.cell(row, 2, _what(report, name))
+        what.alignment = Alignment(wrap_text=True, vertical="top")
+        sheet.row_dimensions[row].height = text_height(str(what.value), 80)
         table = report.tables.get(name)
         base = table.attrs.get("base") if table is not None else None
         if isinstance(base, Mapping) and base.get("n") is not None:
@@ -434,6 +445,7 @@ def _rates_sheet(sheet: Any, rates: pd.DataFrame) -> None:
     sheet.column_dimensions["A"].width = 30
     sheet.column_dimensions["B"].width = 70
     sheet.freeze_panes = "C4"
+    wrap_notes(sheet)
     fit_width(sheet)
 
 
@@ -451,4 +463,5 @@ def _skipped_sheet(sheet: Any, skipped: pd.DataFrame) -> None:
                 cell.number_format = COUNT
     sheet.column_dimensions["B"].width = 60
     sheet.column_dimensions["E"].width = 28
+    wrap_notes(sheet)
     fit_width(sheet)
