@@ -5,6 +5,7 @@ from __future__ import annotations
 import math
 import os
 import re
+from copy import copy
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Final
@@ -150,11 +151,12 @@ def wrap_notes(sheet: Any) -> None:
         sheet.column_dimensions[_letter(c)].width or DEFAULT_WIDTH for c in range(1, last + 1)
     ]
     width = sum(widths)
-    for row in range(1, sheet.max_row + 1):
-        cell = sheet.cell(row, 1)
-        if not isinstance(cell.value, str) or len(cell.value) <= widths[0]:
+    cells = sheet._cells  # the cells that exist (reading sheet.cell() would make the rest)
+    beside = {row for (row, column), cell in cells.items() if column > 1 and cell.value is not None}
+    for (row, column), cell in list(cells.items()):
+        if column != 1 or row in beside:
             continue
-        if any(sheet.cell(row, c).value is not None for c in range(2, last + 1)):
+        if not isinstance(cell.value, str) or len(cell.value) <= widths[0]:
             continue
         if last > 1:
             sheet.merge_cells(start_row=row, start_column=1, end_row=row, end_column=last)
@@ -255,9 +257,11 @@ def _title(sheet: Any, frame: pd.DataFrame) -> int:
 def _header(sheet: Any, row: int, names: Sequence[str]) -> None:
     from openpyxl.styles import Font
 
-    for column, name in enumerate(names, start=1):
+    first = sheet.cell(row, 1, names[0] if names else None)
+    first.font = Font(bold=True)
+    for column, name in enumerate(names[1:], start=2):
         cell = sheet.cell(row, column, name)
-        cell.font = Font(bold=True)
+        cell._style = copy(first._style)  # the same style, not registered once per cell
     sheet.freeze_panes = sheet.cell(row + 1, 1)
 
 
@@ -273,8 +277,8 @@ def _value(value: Any) -> Any:
     return value if isinstance(value, int | float | str | bool) else str(value)
 
 
-def _format(column: str, frame: pd.DataFrame) -> str | None:
-    estimate = frame.attrs.get("estimate")
+def _format(column: str, frame: pd.DataFrame, estimate: Any = None) -> str | None:
+    estimate = frame.attrs.get("estimate") if estimate is None else estimate
     series = frame[column]
     proportions = estimate == "proportions" or (estimate == "compare" and "option" in frame)
     if column in _PROPORTION_COLUMNS and proportions:
@@ -315,7 +319,11 @@ def _show(value: float, number_format: str | None) -> str:
 
 
 def _table_sheet(sheet: Any, frame: pd.DataFrame) -> None:
-    data = frame if isinstance(frame.index, pd.RangeIndex) else frame.reset_index()
+    # A frame without its attrs: pandas deep-copies attrs (crosstab letters, counts, bases)
+    # on every column taken, which cost more than writing the cells.
+    data = pd.DataFrame(frame)
+    data.attrs = {}
+    data = data if isinstance(data.index, pd.RangeIndex) else data.reset_index()
     columns = [str(c) for c in data.columns]
     interval = "ci_low" in columns and "ci_high" in columns
     level = frame.attrs.get("ci", 0.95)
@@ -323,7 +331,7 @@ def _table_sheet(sheet: Any, frame: pd.DataFrame) -> None:
     names = [*columns, ci_name] if interval else columns
     top = _title(sheet, frame)
     _header(sheet, top, names)
-    formats = {c: _format(c, data) for c in columns}
+    formats = {c: _format(c, data, frame.attrs.get("estimate")) for c in columns}
     groups = set(_by_columns(frame)) if frame.attrs.get("estimate") != "design" else set()
     for r, row in enumerate(data.itertuples(index=False), start=top + 1):
         values = dict(zip(columns, row, strict=True))
@@ -353,10 +361,11 @@ _SAMPLED_ROWS: Final = 500
 def _longest_text(sheet: Any, column: int, first: int) -> int:
     """The longest text in ``column`` (its first rows), for the column's width."""
     last = min(sheet.max_row, first + _SAMPLED_ROWS)
+    cells = sheet._cells  # the cells that exist: none made for the gaps
     lengths = [
-        len(value)
+        len(cell.value)
         for row in range(first, last + 1)
-        if isinstance(value := sheet.cell(row, column).value, str)
+        if (cell := cells.get((row, column))) is not None and isinstance(cell.value, str)
     ]
     return max(lengths, default=0)
 
@@ -364,9 +373,10 @@ def _longest_text(sheet: Any, column: int, first: int) -> int:
 def _wrap_column(sheet: Any, column: int, first: int, width: float) -> None:
     from openpyxl.styles import Alignment
 
+    cells = sheet._cells
     for row in range(first, sheet.max_row + 1):
-        cell = sheet.cell(row, column)
-        if isinstance(cell.value, str) and len(cell.value) > width:
+        cell = cells.get((row, column))
+        if cell is not None and isinstance(cell.value, str) and len(cell.value) > width:
             cell.alignment = Alignment(wrap_text=True, vertical="top")
             height = text_height(cell.value, width)
             current = sheet.row_dimensions[row].height or LINE_HEIGHT
