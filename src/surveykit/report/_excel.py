@@ -5,8 +5,8 @@ from __future__ import annotations
 import math
 import os
 import re
-from copy import copy
 from collections.abc import Mapping, Sequence
+from copy import copy
 from pathlib import Path
 from typing import Any, Final
 
