@@ -279,6 +279,25 @@ def test_a_one_group_by_says_why_there_is_no_test(tmp_path: Path) -> None:
     assert any(t.startswith("No test: g has one group (only)") for t in texts)
     assert not any(t.startswith("Letters:") for t in texts)
     assert "Pearson chi-square" not in texts
+    cover = _cover(tmp_path / "one.xlsx")  # results without timestamps or a reference
+    assert cover["Survey"] == "(not given)"
+    assert cover["Fieldwork"] == "not known (the results hold no timestamps)"
+
+
+def test_an_extra_flag_column_is_written_as_it_is(
+    weighted: tuple[sk.report.Report, Path], tmp_path: Path
+) -> None:
+    """A reliability ``flag`` column (text) beside the figures changes nothing else."""
+    report, _ = weighted
+    table = report.tables["Q2 %"].copy()
+    table["flag"] = ["", "*", ""]
+    sk.to_excel({"Q2": table}, tmp_path / "flag.xlsx")
+    sheet = load_workbook(tmp_path / "flag.xlsx")["Q2"]
+    header = [c.value for c in sheet[3]]
+    assert "flag" in header
+    assert sheet.cell(5, header.index("flag") + 1).value == "*"
+    assert sheet["A2"].value.startswith("Base: all respondents answering Q2")
+    assert sheet.cell(4, header.index("estimate") + 1).number_format == PERCENT
 
 
 # ------------------------------------------------------------------ outcome rates
