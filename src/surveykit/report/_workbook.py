@@ -130,10 +130,18 @@ def cover_lines(report: Report) -> list[tuple[str, str]]:
     if rates:
         lines.append(("Outcome rates (AAPOR)", rates))
     lines.append(("Methods", methods_statement(report)))
-    from surveykit import __version__
-
-    lines.append(("Produced", f"surveykit {__version__}, {dt.date.today():%Y-%m-%d}"))
+    lines.append(("Produced", f"surveykit {_version()}, {dt.date.today():%Y-%m-%d}"))
     return lines
+
+
+def _version() -> str:
+    """The installed version of surveykit (its package metadata, not the root module)."""
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version("surveykit")
+    except PackageNotFoundError:
+        return "(version unknown)"
 
 
 def _cover_sheet(sheet: Any, report: Report, by_name: Mapping[str, str]) -> None:
