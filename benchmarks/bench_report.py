@@ -1,6 +1,14 @@
 """``sk.label`` on generated results against a hand-written pandas mapping, same run.
 
     python benchmarks/bench_report.py [--rows 1000000] [--questions 20]
+        [--workbook-rows 200000]
+
+The workbook section (:func:`workbook`) builds the full report of ``--workbook-rows``
+generated respondents (raked to the channels, by channel, AAPOR rates per wave) and times
+``Report.to_excel`` (cover, contents, every table with its base, formats, page set-up,
+outcome rates) against openpyxl alone writing the same cells (the values of every sheet
+of the report's workbook, no formats, links or page set-up) in the same run. Goal:
+under 3x.
 
 The results come from the sandbox's generator, typed as the results readers type them
 (ratings ``Int64``, choices categorical, text ``string``), with the generated survey's
@@ -69,6 +77,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
     parser.add_argument("--questions", type=int, default=20)
+    parser.add_argument("--workbook-rows", type=int, default=200_000)
     args = parser.parse_args()
     sandbox = Sandbox()
     survey = sandbox.add_generated_survey("BENCH", args.rows, questions=args.questions)
@@ -81,6 +90,78 @@ def main() -> None:
     print("|---|---|---|")
     print(f"| hand-written pandas mapping | {hand:.3f} | 1.00 |")
     print(f"| sk.label | {label:.3f} | {label / hand:.2f} |")
+    workbook(args.workbook_rows, args.questions)
+
+
+def cells_of(path: str) -> dict[str, list[tuple[int, int, object]]]:
+    """Every non-empty cell of a workbook, ``{sheet: [(row, column, value), ...]}``."""
+    from openpyxl import load_workbook
+
+    book = load_workbook(path)
+    return {
+        sheet.title: [
+            (cell.row, cell.column, cell.value)
+            for row in sheet.iter_rows()
+            for cell in row
+            if cell.value is not None
+        ]
+        for sheet in book.worksheets
+    }
+
+
+def openpyxl_alone(cells: dict[str, list[tuple[int, int, object]]], path: str) -> None:
+    """The baseline: a plain openpyxl workbook holding the same cell values."""
+    from openpyxl import Workbook
+
+    book = Workbook()
+    book.remove(book.active)
+    for title, values in cells.items():
+        sheet = book.create_sheet(title)
+        for row, column, value in values:
+            sheet.cell(row, column, value)
+    book.save(path)
+
+
+def workbook(rows: int, questions: int) -> None:
+    """The full report workbook against openpyxl alone writing the same cells."""
+    import tempfile
+    from pathlib import Path
+
+    import numpy as np
+
+    from surveykit.report import build_report
+
+    sandbox = Sandbox()
+    survey = sandbox.add_generated_survey("BENCH-WB", rows, questions=questions)
+    codebook = sandbox.codebook(survey.reference)
+    df = typed(generate_results_frame(rows, questions=questions, nasty=False), codebook)
+    rng = np.random.default_rng(5)
+    dispositions = pd.DataFrame(
+        {
+            "disposition": rng.choice(["1.1", "1.2", "2.11", "2.20", "3.19", "4.70"], rows),
+            "wave": rng.choice(["1", "2", "3"], rows),
+        }
+    )
+    channels = df["channel"].dropna().astype(str).unique()
+    targets = {"channel": {c: 1 / len(channels) for c in channels}}
+    started = time.perf_counter()
+    report = build_report(df, codebook, targets=targets, by="channel", dispositions=dispositions)
+    built = time.perf_counter() - started
+    with tempfile.TemporaryDirectory() as folder:
+        ours, plain = str(Path(folder) / "report.xlsx"), str(Path(folder) / "plain.xlsx")
+        write = best(report.to_excel, ours)
+        cells = cells_of(ours)
+        alone = best(openpyxl_alone, cells, plain)
+    count = sum(len(v) for v in cells.values())
+    print()
+    print(
+        f"report workbook: {rows:,} respondents x {questions} questions, by channel, raked; "
+        f"{len(cells)} sheets, {count:,} cells (build_report {built:.2f} s, not in the ratio)"
+    )
+    print("| step | seconds | ratio to baseline |")
+    print("|---|---|---|")
+    print(f"| openpyxl alone, same cells | {alone:.3f} | 1.00 |")
+    print(f"| Report.to_excel | {write:.3f} | {write / alone:.2f} |")
 
 
 if __name__ == "__main__":
