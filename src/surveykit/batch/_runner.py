@@ -1,8 +1,9 @@
 """Running a batch: the per-row flow written once, and the outcome of each row's send.
 
-A row's flow is a generator of steps (:class:`~surveykit.client._drive.Wait` or a call
-``f(client)``), driven by threads (sync) or tasks (async) with the drivers of
-:mod:`surveykit.client._drive`, which ``import_frame`` uses too.
+A row's flow is a :data:`~surveykit.client._flow.Flow` of the client's sans-IO engine
+(steps: :class:`~surveykit.client._flow.Sleep` or a call ``f(client)``), driven by threads
+(sync) or tasks (async) with the drivers of :mod:`surveykit.client._flow`, the same ones
+that run every request of the clients.
 """
 
 from __future__ import annotations
@@ -15,7 +16,7 @@ from typing import Any, TypeVar
 
 from surveykit.batch._journal import Journal
 from surveykit.batch._plan import RowPlan
-from surveykit.client._drive import CallFlow, Wait
+from surveykit.client._flow import Flow, Sleep
 from surveykit.errors import (
     BadRequestError,
     RateLimitError,
@@ -116,7 +117,7 @@ def row_flow(
     attempts: int,
     max_rate_limited: int = 5,
     opted_out: Callable[[str], bool] | None = None,
-) -> CallFlow[RowOutcome]:
+) -> Flow[RowOutcome]:
     """Send one planned row: journal, rate limit, 429 handling, outcome. Never sends twice.
 
     ``opted_out`` is asked about the destination right before each request: a STOP that
@@ -139,7 +140,7 @@ def row_flow(
     while True:
         delay = bucket.reserve()
         if delay > 0:
-            yield Wait(delay)
+            yield Sleep(delay)
         if opted_out is not None and opted_out(plan.destination):
             return RowOutcome(plan.key, "opted_out", {"error": OPTED_OUT}, attempts, False)
         attempts += 1
@@ -151,11 +152,9 @@ def row_flow(
             limited += 1
             if journal is not None:
                 journal.mark_pending(plan.key)
-            yield Wait(result.retry_after if result.retry_after is not None else 2.0**limited)
+            yield Sleep(result.retry_after if result.retry_after is not None else 2.0**limited)
             continue
         outcome, fields = classify(result, test=test)
         if journal is not None:
             journal.record(plan.key, outcome, fields, attempts)
         return RowOutcome(plan.key, outcome, fields, attempts, sent_now=True)
-
-
