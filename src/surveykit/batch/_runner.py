@@ -17,9 +17,9 @@ from typing import Any, TypeVar
 from surveykit.batch._journal import Journal
 from surveykit.batch._plan import RowPlan
 from surveykit.client._flow import Flow, Sleep
+from surveykit.client._retry import MAX_RATE_LIMITED, delay_after_rate_limit
 from surveykit.errors import (
     BadRequestError,
-    RateLimitError,
     SendRejectedError,
     SurveykitError,
 )
@@ -115,7 +115,7 @@ def row_flow(
     bucket: TokenBucket,
     test: bool,
     attempts: int,
-    max_rate_limited: int = 5,
+    max_rate_limited: int = MAX_RATE_LIMITED,
     opted_out: Callable[[str], bool] | None = None,
 ) -> Flow[RowOutcome]:
     """Send one planned row: journal, rate limit, 429 handling, outcome. Never sends twice.
@@ -147,12 +147,13 @@ def row_flow(
         if journal is not None:
             journal.mark_in_flight(plan.key, plan.destination, plan.text or "", attempts)
         result = yield call
-        if isinstance(result, RateLimitError) and limited < max_rate_limited:
+        wait = delay_after_rate_limit(result, limited, limit=max_rate_limited)
+        if wait is not None:
             # 429: the platform refused it without acting on it; wait as told and try again.
             limited += 1
             if journal is not None:
                 journal.mark_pending(plan.key)
-            yield Sleep(result.retry_after if result.retry_after is not None else 2.0**limited)
+            yield Sleep(wait)
             continue
         outcome, fields = classify(result, test=test)
         if journal is not None:
