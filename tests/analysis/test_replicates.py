@@ -429,3 +429,139 @@ def test_the_jackknife_rank_formula_equals_the_numerical_rank(lonely: str, seed:
         dataclasses.replace(reps, jackknife=None, factors=jackknife.columns(slice(None)))
     )
     assert jackknife.rank(np.ones(len(jackknife.psu_stratum), dtype=bool)) == numerical
+
+
+# -- tests and quantiles on replicate designs (tools/r_reference/replicates_tests.R) ----
+
+TESTS = json.loads((FIXTURES / "r_replicates_tests.json").read_text())
+
+
+def _tests_frame(name: str) -> pd.DataFrame:
+    frame = data(name)
+    frame["ed"] = np.where(
+        frame["avg.ed"].isna(), None, np.where(frame["avg.ed"] >= 3, "high", "low")
+    )
+    return frame
+
+
+def _supplied_boot() -> sk.ReplicateDesign:
+    frame = _tests_frame("apiclus1")
+    weights = pd.read_csv(FIXTURES / "data" / "rep_apiclus1_boot_repweights.csv")
+    return sk.ReplicateDesign(
+        frame,
+        weights="pw",
+        replicate_weights=weights.set_axis(frame.index),
+        method="bootstrap",
+        scale=R["apiclus1_boot"]["scale"],
+    )
+
+
+TEST_DESIGNS: dict[str, Callable[[], sk.ReplicateDesign]] = {
+    "apiclus1_jk1": lambda: sk.Design(
+        _tests_frame("apiclus1"), weights="pw", psu="dnum", fpc="fpc"
+    ).replicates("jk1"),
+    "apistrat_jkn": lambda: sk.Design(
+        _tests_frame("apistrat"), weights="pw", strata="stype", fpc="fpc"
+    ).replicates("jkn"),
+    "apistrat_jkn_raked": lambda: (
+        sk.Design(_tests_frame("apistrat"), weights="pw", strata="stype", fpc="fpc")
+        .replicates("jkn")
+        .rake(POPULATION)
+    ),
+    "apiclus1_supplied_boot": _supplied_boot,
+}
+
+
+@pytest.fixture(scope="module", params=list(TEST_DESIGNS))
+def tested(request: pytest.FixtureRequest) -> tuple[dict[str, Any], sk.ReplicateDesign]:
+    return TESTS[request.param], TEST_DESIGNS[request.param]()
+
+
+def test_replicate_degrees_of_freedom_for_tests_match_r(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign],
+) -> None:
+    expected, design = tested
+    assert design.degrees_of_freedom == expected["degf"]
+
+
+@pytest.mark.parametrize("index", range(3), ids=["sch.wide", "awards", "ed-missing"])
+def test_crosstab_on_replicates_is_svychisq(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign], index: int
+) -> None:
+    expected, design = tested
+    case = expected["chisq"][index]
+    f = sa.crosstab(design, case["question"], case["by"]).attrs["test"]
+    assert f["test"] == "Rao-Scott F (R svychisq)"
+    assert [f["statistic"], f["ndf"], f["ddf"], f["p_value"]] == pytest.approx(
+        [case["F"], case["ndf"], case["ddf"], case["p_F"]], rel=REL
+    )
+    chisq = sa.crosstab(design, case["question"], case["by"], statistic="Chisq").attrs["test"]
+    assert [chisq["statistic"], chisq["dof"], chisq["p_value"]] == pytest.approx(
+        [case["chisq"], case["chisq_df"], case["p_chisq"]], rel=REL
+    )
+
+
+@pytest.mark.parametrize(
+    ("index", "question", "estimate"),
+    [
+        (0, "api00", "means"),
+        (1, "sch.wide", "proportions"),
+        (2, "nps_q", "nps"),
+        (3, "avg.ed", "means"),
+    ],
+    ids=["mean", "proportion", "nps", "mean-missing"],
+)
+def test_compare_on_replicates_is_svyttest(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign], index: int, question: str, estimate: Any
+) -> None:
+    expected, design = tested
+    case = expected["ttest"][index]
+    frame = sa.compare(design, question, by="awards", estimate=estimate)
+    row = frame[frame["option"] == "Yes"].iloc[0] if estimate == "proportions" else frame.iloc[0]
+    assert frame.attrs["degrees_of_freedom"] == case["df"]
+    ours = [row["difference"], row["statistic"], row["p_value"], row["ci_low"], row["ci_high"]]
+    theirs = [case["difference"], case["statistic"], case["p_value"]]
+    theirs += [case["ci_low"], case["ci_high"]]
+    if abs(case["statistic"]) > 1e8:  # a raked-on margin's difference: se is rounding noise
+        ours[1], theirs[1] = np.sign(ours[1]), np.sign(theirs[1])
+    assert ours == pytest.approx(theirs, rel=REL)
+
+
+def test_crosstab_letters_on_replicates_are_pairwise_svyttest(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign],
+) -> None:
+    expected, design = tested
+    cases = expected["letters"]
+    for question in ("awards", "ed"):
+        pairs = sa.crosstab(design, question, "stype").attrs["letters_pairs"]
+        for case in (c for c in cases if c["question"] == question):
+            row = pairs[
+                (pairs["option"] == case["level"])
+                & (pairs["column_a"] == case["a"])
+                & (pairs["column_b"] == case["b"])
+            ].iloc[0]
+            assert row["df"] == case["df"]
+            assert [row["difference"], row["statistic"], row["p_value"]] == pytest.approx(
+                [case["difference"], case["statistic"], case["p_value"]], rel=REL
+            )
+
+
+@pytest.mark.parametrize(("variable", "by"), [("api00", "stype"), ("avg.ed", "awards")])
+def test_quantiles_on_replicates_are_svyquantile(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign], variable: str, by: str
+) -> None:
+    expected, design = tested
+    cases = [c for c in expected["quantiles"] if c["variable"] == variable]
+    whole = sa.quantiles(design, variable, q=(0.25, 0.5, 0.75))
+    grouped = sa.quantiles(design, variable, q=(0.25, 0.5, 0.75), by=by)
+    for case in cases:
+        if case["group"] is None:
+            frame, dof = whole, whole.attrs["degrees_of_freedom"][0]
+        else:
+            frame = grouped[grouped[by] == case["group"]]
+            position = list(grouped[by].unique()).index(case["group"])
+            dof = grouped.attrs["degrees_of_freedom"][position]
+        assert dof == case["df"]
+        for column in ("estimate", "ci_low", "ci_high", "se"):
+            theirs = np.array([np.nan if v is None else v for v in case[column]], dtype=float)
+            assert frame[column].to_numpy() == pytest.approx(theirs, rel=REL, nan_ok=True)

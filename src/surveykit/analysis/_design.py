@@ -566,16 +566,7 @@ def _rake_residuals(x: Influence, step: Raking, out: Influence) -> None:
         out.add(-w, basis, c)
 
 
-__all__ = ["Design", "LonelyPSU", "design_of", "linearised_only"]
-
-
-def linearised_only(design: Design | None, what: str) -> None:
-    """Refuse a replicate design where only the linearised variance is checked against R."""
-    if design is not None and type(design).__name__ == "ReplicateDesign":
-        raise AnalysisInputError(
-            f"{what} on a replicate design is not offered yet (its replicate-based figures are "
-            "not checked against R): use the linearised Design it came from"
-        )
+__all__ = ["Design", "LonelyPSU", "design_of"]
 
 
 def design_of(
