@@ -27,6 +27,7 @@ ABS_VARIANCE = 1e-20  # per squared unit of the estimate: a calibrated margin's 
 POPULATION = {"sch.wide": {"No": 1100, "Yes": 5094}, "awards": {"No": 2300, "Yes": 3894}}
 STYPE_TOTALS = {"E": 4421, "H": 755, "M": 1018}
 GREG: dict[str, Any] = {"stype": STYPE_TOTALS, "enroll": 3_700_000.0}
+TIGHT: dict[str, Any] = {"tol": 1e-12, "max_iter": 1000}  # R's epsilon = 1e-12, maxit = 1000
 
 
 def data(name: str) -> pd.DataFrame:
@@ -67,6 +68,24 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     ),
     "apiclus1_jk1_greg": (lambda: clus1().calibrate(GREG).replicates("jk1"), "avg.ed"),
     "apiclus1_jk1_then_greg": (lambda: clus1().replicates("jk1").calibrate(GREG), "avg.ed"),
+    "apiclus1_jk1_cal_raking": (
+        lambda: clus1().replicates("jk1").calibrate(GREG, method="raking", **TIGHT),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_then_cal_raking": (
+        lambda: clus1().calibrate(GREG, method="raking", **TIGHT).replicates("jk1"),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_cal_logit": (
+        lambda: (
+            clus1().replicates("jk1").calibrate(GREG, method="logit", bounds=(0.5, 2.5), **TIGHT)
+        ),
+        "avg.ed",
+    ),
+    "apiclus1_boot_cal_raking": (
+        lambda: boot().calibrate(GREG, method="raking", **TIGHT),
+        "avg.ed",
+    ),
     **{
         f"apistrat_lonely_{rule}": (
             lambda rule=rule: sk.Design(
@@ -78,6 +97,7 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     },
 }
 R_CASE = {
+    "apiclus1_jk1_then_cal_raking": "apiclus1_jk1_cal_raking",
     "apistrat_jkn_then_raked": "apistrat_jkn_raked",
     "apiclus1_jk1_then_greg": "apiclus1_jk1_greg",
 }
@@ -353,14 +373,22 @@ def test_bad_supplied_weights_are_named(
         (lambda: clus1().replicates("jk1", replicates=10), r"replicates= is for the bootstrap"),
         (lambda: clus1().replicates("brr"), r"method must be one of"),  # type: ignore[arg-type]
         (
-            lambda: clus1().calibrate(GREG, method="raking").replicates(),
-            r"only a linear calibrate\(\)",
+            lambda: clus1().replicates().calibrate(GREG, method="raking").calibrate(GREG),
+            r"can be calibrated once",
         ),
         (
             lambda: clus1().replicates().calibrate(GREG).rake(POPULATION),
             r"rake or post-stratify first, then calibrate",
         ),
         (lambda: clus1().replicates().replicates(), r"already has replicate weights"),
+        (
+            lambda: (
+                clus1()
+                .replicates("jk1")
+                .calibrate(GREG, method="logit", bounds=(0.8, 1.7), **TIGHT)
+            ),
+            r"replicate 10: calibrate: the totals cannot be met",
+        ),
         (
             lambda: sk.Design(pd.DataFrame({"y": np.zeros(100_001)})).replicates("jk1"),
             r"one replicate per PSU, 100,001 here",
@@ -372,9 +400,10 @@ def test_bad_supplied_weights_are_named(
         "one-bootstrap",
         "jk-count",
         "brr",
-        "greg-raking",
+        "calibrate-twice",
         "rake-after-greg",
         "twice",
+        "replicate-not-calibrated",
         "huge-jackknife",
     ],
 )

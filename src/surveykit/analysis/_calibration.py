@@ -182,8 +182,8 @@ def calibrate(
     population: float | None,
     max_iter: int,
     tol: float,
-) -> tuple[FloatArray, FloatArray, str]:
-    """The model matrix and calibration factors ``g`` (R's ``calibrate`` and ``grake``)."""
+) -> tuple[FloatArray, FloatArray, str, FloatArray]:
+    """The model matrix, factors ``g``, a label and the totals (R's ``calibrate``, ``grake``)."""
     functions = _FUNCTIONS.get(method)
     if functions is None:
         raise AnalysisInputError(
@@ -197,7 +197,7 @@ def calibrate(
     matrix, target, names = _model_matrix(data, totals, population)
     g = _grake(matrix, base, target, functions, (low, high), max_iter, tol, names)
     text = f"calibrated ({method}) to {', '.join(str(c) for c in totals)}"
-    return matrix, g, text
+    return matrix, g, text, target
 
 
 def _model_matrix(
@@ -320,6 +320,22 @@ def _grake(
     names: list[str],
 ) -> FloatArray:
     """R's ``grake``: Newton steps on the calibration equations ``sum w g x = totals``."""
+    eta, scale = newton(mm, ww, population, functions, bounds, max_iter, tol, names)
+    g = 1 + functions[0](mm @ eta, *bounds)
+    return g * scale if scale is not None else g
+
+
+def newton(
+    mm: FloatArray,
+    ww: FloatArray,
+    population: FloatArray,
+    functions: tuple[CalFunction, CalFunction],
+    bounds: tuple[float, float],
+    max_iter: int,
+    tol: float,
+    names: list[str],
+) -> tuple[FloatArray, float | None]:
+    """``grake``'s solution ``eta`` and rescaling: ``g = (1 + F(mm @ eta)) * scale``."""
     fm1, df = functions
     low, high = bounds
     sample = mm.T @ ww
@@ -359,5 +375,4 @@ def _grake(
             f"{names[worst]}, off by {misfit[worst]:.6g}); loosen the bounds or check the "
             "totals"
         )
-    g = 1 + fm1(xeta, low, high)
-    return g * scale if scale is not None else g
+    return eta, scale

@@ -64,11 +64,20 @@ class Raking:
 
 @dataclass(frozen=True)
 class Regression:
-    """A GREG calibration (R's ``calibrate``): model matrix, weights before, factors ``g``."""
+    """A calibration (R's ``calibrate``): model matrix, weights before, factors ``g``.
+
+    ``method``, ``bounds``, ``population`` and the Newton settings are what replicates
+    need to be calibrated the same way (R's ``calibrate()`` of a replicate design).
+    """
 
     matrix: FloatArray
     before: FloatArray
     g: FloatArray
+    method: str = "linear"
+    bounds: tuple[float, float] = (-np.inf, np.inf)
+    population: FloatArray | None = None
+    max_iter: int = 50
+    tol: float = 1e-7
 
 
 CalibrationStep = PostStratum | Raking | Regression
@@ -334,7 +343,7 @@ class Design:
         """
         from surveykit.analysis import _calibration
 
-        matrix, g, text = _calibration.calibrate(
+        matrix, g, text, target = _calibration.calibrate(
             self._data,
             self._weights,
             totals,
@@ -344,7 +353,8 @@ class Design:
             max_iter=max_iter,
             tol=tol,
         )
-        step = Regression(matrix, self._weights, g)
+        low, high = (-np.inf, np.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
+        step = Regression(matrix, self._weights, g, method, (low, high), target, max_iter, tol)
         return self._calibrated_by(self._weights * g, step, text)
 
     def replicates(

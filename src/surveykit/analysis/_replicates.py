@@ -24,18 +24,20 @@ Two sources of replicate weights:
 - :class:`ReplicateDesign` takes weights supplied with the data (a panel vendor's
   replicate columns), as R's ``svrepdesign(..., combined.weights=TRUE)``.
 
-A calibrated design (``rake``, ``poststratify``, linear ``calibrate``) recalibrates every
+A calibrated design (``rake``, ``poststratify``, ``calibrate``) recalibrates every
 replicate to the same population totals, as R's ``rake()``, ``postStratify()`` and
 ``calibrate()`` of a replicate design do, so a calibrated margin has no variance. Raking and
 post-stratification multiply each replicate's weights by a factor per calibration cell (the
 cross of every margin), so they run on tables of replicate x cell sums, never on rows; a
-linear calibration multiplies them by ``1 + x' lambda_r``, so a replicate's sums are the
-uncalibrated sums of ``y`` and of ``y x_j``. R's degrees of freedom follow: recomputed after
-raking and post-stratification, kept after ``calibrate()``.
+linear calibration without bounds multiplies them by ``1 + x' lambda_r``, so a replicate's
+sums are the uncalibrated sums of ``y`` and of ``y x_j``; raking, logit or bounded
+``calibrate()`` runs R's ``grake`` Newton steps on each replicate's weights (rows, a chunk
+of replicates at a time) and keeps only each replicate's ``eta``. R's degrees of freedom
+follow: recomputed after raking and post-stratification, kept after ``calibrate()``. Where
+a replicate's calibration does not converge R keeps it with a warning; here it is an error
+naming the replicate.
 
-Not done: ``calibrate()`` with the raking or logit functions or with bounds on replicates
-(R runs its Newton iterations per replicate on rows), trimmed raking of replicates, BRR and
-Fay's replicates made from a design (supplied ones are taken).
+Not done: trimmed raking (``rake(trim=)``) of replicates (R's ``rake()`` has no trimming).
 """
 
 from __future__ import annotations
@@ -174,6 +176,30 @@ class _Jackknife:
 
 
 @dataclass(frozen=True)
+class _Calfun:
+    """Every replicate calibrated by R's ``grake``: ``g_r = (1 + F(X eta_r)) * scale_r``.
+
+    Only ``eta`` (replicates x q) is kept; the factors are made per chunk of replicates.
+    """
+
+    matrix: FloatArray  # rows x q
+    eta: FloatArray  # replicates x q
+    scale: FloatArray  # replicates (1 where grake did not rescale)
+    method: str
+    bounds: tuple[float, float]
+
+    def factors(self, chosen: slice) -> FloatArray:
+        """The calibration factors of replicates ``chosen`` (rows x replicates)."""
+        from surveykit.analysis._calibration import _FUNCTIONS
+
+        function = _FUNCTIONS[self.method][0]
+        low, high = self.bounds
+        with np.errstate(over="ignore"):
+            g = 1.0 + function(self.matrix @ self.eta[chosen].T, low, high)
+        return np.asarray(g * self.scale[chosen][None, :], dtype=np.float64)
+
+
+@dataclass(frozen=True)
 class _Replicates:
     """The replicate weights of a design, in factored form.
 
@@ -197,6 +223,7 @@ class _Replicates:
     unit_psu: IntArray | None = None
     unit_cell: IntArray | None = None
     greg: tuple[FloatArray, FloatArray] | None = None  # model matrix (rows x q), R x q
+    calfun: _Calfun | None = None  # calibrate() with raking, logit or bounds
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -239,6 +266,8 @@ class _Replicates:
 
     def sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
         """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size)."""
+        if self.calfun is not None:
+            return self._calfun_sums(values, ids, size)
         if self.greg is not None:
             # weights times g_r = 1 + x' lambda_r: the sums of values and of values * x_j
             matrix, coef = self.greg
@@ -269,6 +298,31 @@ class _Replicates:
             out[chosen] = np.asarray((across @ self.multipliers(chosen)).T)
         return out
 
+    def _calfun_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
+        """Sums of a design calibrated per replicate by ``grake``, a chunk of replicates at a
+        time (rows x chunk weights; no rows x replicates matrix at once)."""
+        from scipy import sparse
+
+        assert self.calfun is not None
+        inner = replace(self, calfun=None)
+        n = len(self.psu)
+        inside = (ids >= 0) & (ids < size)
+        row_values = np.where(inside, 1.0 if values is None else values, 0.0)
+        indicator = sparse.csr_matrix(
+            (row_values, (np.where(inside, ids, 0), np.arange(n))), shape=(size, n)
+        )
+        out = np.empty((self.count, size))
+        for chosen in inner._chunks(n):
+            weights = inner._row_weights(chosen) * self.calfun.factors(chosen)
+            out[chosen] = np.asarray(indicator @ weights).T
+        return out
+
+    def _row_weights(self, chosen: slice) -> FloatArray:
+        """The replicate weights of replicates ``chosen`` per row (rows x chunk), before a
+        GREG or ``grake`` calibration."""
+        units, _ = self._unit_codes()
+        return np.asarray(self.multipliers(chosen)[units] * self.row_scale[:, None])
+
     def restricted(self, keep: npt.NDArray[np.bool_]) -> _Replicates:
         """The replicates of a subset (rows outside weigh 0 in every replicate)."""
         return replace(self, row_scale=np.where(keep, self.row_scale, 0.0))
@@ -296,8 +350,8 @@ class _Replicates:
     @cached_property
     def rank(self) -> int:
         """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1)."""
-        if self.greg is not None:  # R's calibrate() keeps the design's degf
-            return replace(self, greg=None).rank
+        if self.greg is not None or self.calfun is not None:  # R's calibrate() keeps degf
+            return replace(self, greg=None, calfun=None).rank
         units, n_units = self._unit_codes()
         present = np.zeros(n_units, dtype=bool)
         present[units[self.row_scale != 0]] = True
@@ -325,7 +379,7 @@ class _Replicates:
 
     def calibrated(self, margins: Sequence[tuple[IntArray, int]], after: FloatArray) -> _Replicates:
         """Every replicate raked (one margin: post-stratified) to the totals of ``after``."""
-        if self.greg is not None:
+        if self.greg is not None or self.calfun is not None:
             raise AnalysisInputError(
                 "a replicate design calibrated with calibrate() cannot be raked or "
                 "post-stratified again; rake or post-stratify first, then calibrate"
@@ -370,7 +424,7 @@ class _Replicates:
         X)^-1 (population - X' w_r)``; the sums this needs are replicate sums of ``x_j``
         and ``x_j x_k`` over the whole sample.
         """
-        if self.greg is not None:
+        if self.greg is not None or self.calfun is not None:
             raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
         q = matrix.shape[1]
         everyone = np.zeros(len(self.psu), dtype=np.int64)
@@ -384,12 +438,50 @@ class _Replicates:
         coef = np.asarray(np.linalg.solve(cross, misfit[:, :, None])[:, :, 0], dtype=np.float64)
         return replace(self, greg=(matrix, coef))
 
+    def nonlinear(self, step: Regression) -> _Replicates:
+        """Every replicate calibrated by R's ``grake`` (raking, logit or bounded linear).
+
+        As R's ``calibrate()`` of a replicate design: each replicate's own weights are
+        calibrated to the same population totals with the same function and bounds, from
+        ``eta = 0``; Newton steps run on rows, a chunk of replicates at a time.
+        """
+        from surveykit.analysis._calibration import _FUNCTIONS, newton
+
+        if self.greg is not None or self.calfun is not None:
+            raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
+        assert step.population is not None
+        functions = _FUNCTIONS[step.method]
+        names = [f"calibration total {j + 1}" for j in range(step.matrix.shape[1])]
+        eta = np.zeros((self.count, step.matrix.shape[1]))
+        scale = np.ones(self.count)
+        for chosen in self._chunks(len(self.psu)):
+            weights = self._row_weights(chosen)
+            for j, r in enumerate(range(*chosen.indices(self.count))):
+                try:
+                    eta[r], rescaled = newton(
+                        step.matrix,
+                        weights[:, j],
+                        step.population,
+                        functions,
+                        step.bounds,
+                        step.max_iter,
+                        step.tol,
+                        names,
+                    )
+                except AnalysisInputError as error:
+                    raise AnalysisInputError(f"replicate {r + 1}: {error}") from None
+                scale[r] = 1.0 if rescaled is None else rescaled
+        calfun = _Calfun(step.matrix, eta, scale, step.method, step.bounds)
+        return replace(self, calfun=calfun)
+
     def analysis_weights(self) -> FloatArray:
         """The replicate weights per row (rows x replicates), R's ``weights(, "analysis")``."""
         units, n_units = self._unit_codes()
         out = np.empty((len(self.psu), self.count))
         for chosen in self._chunks(n_units):
             out[:, chosen] = self.multipliers(chosen)[units] * self.row_scale[:, None]
+            if self.calfun is not None:
+                out[:, chosen] *= self.calfun.factors(chosen)
         if self.greg is not None:
             matrix, coef = self.greg
             out *= 1.0 + matrix @ coef.T
@@ -599,27 +691,21 @@ def replicate_design(
         elif isinstance(step, Raking):
             reps = reps.calibrated(step.margins, step.after)
         else:
-            reps = reps.regression(step.matrix, _linear_population(step))
+            reps = _recalibrated(reps, step)
     reps = reps.restricted(design.weights_array != 0)
     return ReplicateDesign._of(design, reps)
 
 
-def _linear_population(step: Regression) -> FloatArray:
-    """The totals of a linear (GREG) calibration, which every replicate is calibrated to.
+def _recalibrated(reps: _Replicates, step: Regression) -> _Replicates:
+    """Every replicate calibrated as ``step`` calibrated the full sample (R's ``calibrate``).
 
-    Replicates are recalibrated by R's ``regcalibrate``, which is ``calibrate()`` with the
-    linear function and no bounds; other calibration functions would need a Newton
-    solution per replicate on rows, which is not done here.
+    A linear calibration without bounds is R's ``regcalibrate`` (closed form per
+    replicate); any other function or bounds is R's ``grake`` per replicate.
     """
-    g = step.g
-    has = step.before > 0
-    beta, *_ = np.linalg.lstsq(step.matrix[has], g[has] - 1.0, rcond=None)
-    if np.abs(step.matrix[has] @ beta - (g[has] - 1.0)).max() > 1e-8 * max(1.0, np.abs(g).max()):
-        raise AnalysisInputError(
-            "replicates: only a linear calibrate() (method='linear', bounds not reached) can "
-            "recalibrate every replicate; rake() and poststratify() can too"
-        )
-    return np.asarray(step.matrix.T @ (step.before * g), dtype=np.float64)
+    assert step.population is not None
+    if step.method == "linear" and step.bounds == (-np.inf, np.inf):
+        return reps.regression(step.matrix, step.population)
+    return reps.nonlinear(step)
 
 
 # -- the design -------------------------------------------------------------------------
@@ -806,25 +892,28 @@ class ReplicateDesign(Design):
         max_iter: int = 50,
         tol: float = 1e-7,
     ) -> ReplicateDesign:
-        """The design and every replicate calibrated by GREG (R's ``calibrate``, linear).
+        """The design and every replicate calibrated to ``totals`` (R's ``calibrate``).
 
-        See :meth:`Design.calibrate`. Only the linear calibration without bounds is
-        available on replicates (R's ``regcalibrate``): every replicate gets its own
-        ``g = 1 + x' lambda_r`` meeting the same totals.
+        See :meth:`Design.calibrate`. Every replicate is calibrated to the same totals with
+        the same function and bounds, as R's ``calibrate()`` of a replicate design: the
+        linear calibration without bounds in closed form (R's ``regcalibrate``, ``g = 1 +
+        x' lambda_r``), raking, logit or bounds by Newton steps per replicate (R's
+        ``grake``).
         """
-        if method != "linear" or bounds is not None:
-            raise AnalysisInputError(
-                "calibrate: a replicate design takes method='linear' without bounds only"
-            )
         new = cast(
             ReplicateDesign,
             super().calibrate(
-                totals, method=method, population=population, max_iter=max_iter, tol=tol
+                totals,
+                method=method,
+                bounds=bounds,
+                population=population,
+                max_iter=max_iter,
+                tol=tol,
             ),
         )
         step = new._steps[-1]
         assert isinstance(step, Regression)
-        new._replicates = self._replicates.regression(step.matrix, _linear_population(step))
+        new._replicates = _recalibrated(self._replicates, step)
         return new
 
     # -- variance ---------------------------------------------------------------------
