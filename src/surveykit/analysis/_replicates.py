@@ -299,8 +299,10 @@ class _Replicates:
         return out
 
     def _calfun_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
-        """Sums of a design calibrated per replicate by ``grake``, a chunk of replicates at a
-        time (rows x chunk weights; no rows x replicates matrix at once)."""
+        """Sums of a design calibrated per replicate by ``grake``, a chunk at a time.
+
+        Weights are made rows x chunk of replicates, never rows x replicates at once.
+        """
         from scipy import sparse
 
         assert self.calfun is not None
@@ -318,8 +320,7 @@ class _Replicates:
         return out
 
     def _row_weights(self, chosen: slice) -> FloatArray:
-        """The replicate weights of replicates ``chosen`` per row (rows x chunk), before a
-        GREG or ``grake`` calibration."""
+        """The weights of replicates ``chosen`` per row (rows x chunk), before ``calibrate()``."""
         units, _ = self._unit_codes()
         return np.asarray(self.multipliers(chosen)[units] * self.row_scale[:, None])
 
