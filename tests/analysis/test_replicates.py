@@ -54,6 +54,16 @@ def boot() -> sk.ReplicateDesign:
     )
 
 
+def brr_clus() -> sk.Design:
+    """7 strata (``pair``) of 2 clusters each, R's 8 BRR replicates."""
+    return sk.Design(data("brr_clus"), weights="pw", strata="pair", psu="dnum")
+
+
+def brr_strat(rows: int) -> sk.Design:
+    """``rows / 2`` strata of 2 schools each (numbered: R orders them as text)."""
+    return sk.Design(data("brr_strat").head(rows), weights="pw", strata="pair")
+
+
 CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     "apiclus1_jk1": (lambda: clus1().replicates("jk1"), "avg.ed"),
     "apiclus1_jk1_mse": (lambda: clus1().replicates("jk1", mse=True), "avg.ed"),
@@ -84,6 +94,14 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     ),
     "apiclus1_boot_cal_raking": (
         lambda: boot().calibrate(GREG, method="raking", **TIGHT),
+        "avg.ed",
+    ),
+    "brr_clus": (lambda: brr_clus().replicates("brr"), "avg.ed"),
+    "brr_26": (lambda: brr_strat(52).replicates("brr"), "acs.46"),
+    "fay_26": (lambda: brr_strat(52).replicates("brr", fay=0.3), "acs.46"),
+    "brr_40": (lambda: brr_strat(80).replicates("brr"), "acs.46"),
+    "brr_clus_raked": (
+        lambda: brr_clus().rake({"sch.wide": POPULATION["sch.wide"]}).replicates("brr", fay=0.5),
         "avg.ed",
     ),
     **{
@@ -371,7 +389,11 @@ def test_bad_supplied_weights_are_named(
         (lambda: clus1().replicates("jkn"), r"method='jkn' is for a stratified design"),
         (lambda: clus1().replicates("bootstrap", replicates=1), r"whole number >= 2"),
         (lambda: clus1().replicates("jk1", replicates=10), r"replicates= is for the bootstrap"),
-        (lambda: clus1().replicates("brr"), r"method must be one of"),  # type: ignore[arg-type]
+        (lambda: clus1().replicates("brr"), r"method='brr' is for a stratified design"),
+        (lambda: strat().replicates("brr"), r"exactly 2 PSUs in every stratum; stratum 'E'"),
+        (lambda: brr_clus().replicates("brr", fay=1.0), r"fay= must be a number from 0"),
+        (lambda: brr_clus().replicates("jkn", fay=0.5), r"fay= is Fay's factor"),
+        (lambda: clus1().replicates("fay"), r"method must be one of"),  # type: ignore[arg-type]
         (
             lambda: clus1().replicates().calibrate(GREG, method="raking").calibrate(GREG),
             r"can be calibrated once",
@@ -399,7 +421,11 @@ def test_bad_supplied_weights_are_named(
         "jkn-unstratified",
         "one-bootstrap",
         "jk-count",
-        "brr",
+        "brr-unstratified",
+        "brr-three-psus",
+        "fay-one",
+        "fay-not-brr",
+        "fay-method",
         "calibrate-twice",
         "rake-after-greg",
         "twice",
@@ -594,3 +620,24 @@ def test_quantiles_on_replicates_are_svyquantile(
         for column in ("estimate", "ci_low", "ci_high", "se"):
             theirs = np.array([np.nan if v is None else v for v in case[column]], dtype=float)
             assert frame[column].to_numpy() == pytest.approx(theirs, rel=REL, nan_ok=True)
+
+
+# -- BRR and Fay -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", R["hadamard"], ids=lambda case: str(case["n"]))
+def test_hadamard_matrices_are_rs(case: dict[str, Any]) -> None:
+    from surveykit.analysis._hadamard import hadamard
+
+    rows = ["".join(str(v) for v in row) for row in hadamard(case["n"])]
+    assert rows == case["rows"]
+
+
+def test_brr_multipliers_are_rs_replicate_by_replicate() -> None:
+    design = brr_strat(52).replicates("brr")
+    pw = data("brr_strat").head(52)["pw"].to_numpy()
+    multipliers = design.replicate_weights().to_numpy() / pw[:, None]
+    assert multipliers == pytest.approx(np.array(R["brr_26"]["multipliers"]), abs=1e-12)
+    assert design.method == "brr" and "BRR, 28 replicates" in design.variance_method
+    fay = brr_strat(52).replicates("brr", fay=0.3)
+    assert fay.method == "fay" and "Fay" in fay.describe()

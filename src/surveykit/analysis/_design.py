@@ -359,25 +359,32 @@ class Design:
 
     def replicates(
         self,
-        method: Literal["auto", "jk1", "jkn", "bootstrap"] = "auto",
+        method: Literal["auto", "jk1", "jkn", "bootstrap", "brr"] = "auto",
         *,
         replicates: int | None = None,
         seed: int | np.random.Generator | None = None,
         mse: bool = False,
+        fay: float = 0.0,
     ) -> ReplicateDesign:
         """The design with replicate weights (R's ``as.svrepdesign(design, type=)``).
 
         Args:
             method: ``"jk1"`` (delete one PSU; unstratified designs), ``"jkn"`` (delete one
                 PSU per stratum; stratified designs), ``"bootstrap"`` (Canty and Davison's
-                bootstrap of PSUs within strata, R's ``bootweights``) or ``"auto"`` (R's
-                default: jk1 without strata, jkn with). The design's fpc carries over.
+                bootstrap of PSUs within strata, R's ``bootweights``), ``"brr"`` (balanced
+                repeated replication for exactly 2 PSUs per stratum, R's ``brrweights``
+                with R's Hadamard matrix, ``type="BRR"``; with ``fay=`` Fay's method,
+                ``type="Fay"``) or ``"auto"`` (R's default: jk1 without strata, jkn with).
+                The design's fpc carries over, except to BRR (R drops it there too).
             replicates: the bootstrap's number of replicates (default 50, as R).
             seed: the bootstrap's random seed (or a ``numpy.random.Generator``).
             mse: centre variances on the full-sample estimate (R's ``mse=TRUE``); by
                 default on the mean of the replicates (R's default).
+            fay: Fay's factor ``rho`` (0 <= rho < 1) of ``method="brr"``: the PSUs of a
+                replicate's half-sample get ``2 - rho``, the others ``rho`` (R's
+                ``fay.rho``); 0 is plain BRR.
 
-        A raked, post-stratified or (linearly) calibrated design recalibrates every
+        A raked, post-stratified or calibrated design recalibrates every
         replicate to the same totals: what R's ``rake(as.svrepdesign(uncalibrated design),
         ...)`` gives (likewise ``postStratify``, ``calibrate``). R's ``as.svrepdesign`` of an
         already calibrated design does not recalibrate, so there its calibrated margins keep
@@ -385,7 +392,9 @@ class Design:
         """
         from surveykit.analysis import _replicates
 
-        return _replicates.replicate_design(self, method, replicates=replicates, seed=seed, mse=mse)
+        return _replicates.replicate_design(
+            self, method, replicates=replicates, seed=seed, mse=mse, fay=fay
+        )
 
     # -- variance ---------------------------------------------------------------------
 

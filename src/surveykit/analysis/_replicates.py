@@ -65,11 +65,18 @@ from surveykit.errors import AnalysisInputError
 if TYPE_CHECKING:
     from scipy import sparse
 
-DesignMethod = Literal["auto", "jk1", "jkn", "bootstrap"]
+DesignMethod = Literal["auto", "jk1", "jkn", "bootstrap", "brr"]
 SuppliedMethod = Literal["jk1", "jkn", "bootstrap", "brr", "other"]
-DESIGN_METHODS = ("auto", "jk1", "jkn", "bootstrap")
+DESIGN_METHODS = ("auto", "jk1", "jkn", "bootstrap", "brr")
 SUPPLIED_METHODS = ("jk1", "jkn", "bootstrap", "brr", "other")
-R_NAMES = {"jk1": "JK1", "jkn": "JKn", "bootstrap": "bootstrap", "brr": "BRR", "other": "other"}
+R_NAMES = {
+    "jk1": "JK1",
+    "jkn": "JKn",
+    "bootstrap": "bootstrap",
+    "brr": "BRR",
+    "fay": "Fay",
+    "other": "other",
+}
 
 Sums = Callable[[FloatArray | None, IntArray, int], FloatArray]
 """``sums(values, ids, size)``: per replicate (rows) and group, the weighted sums of
@@ -617,6 +624,43 @@ def _bootstrap(
     return out, harmonic / ((harmonic - 1) * (replicates - 1))
 
 
+def _brr(structure: _Structure, rho: float) -> tuple[FloatArray, float]:
+    """R's ``brrweights`` (``fay.rho=rho``): PSU multipliers (PSUs x replicates) and scale.
+
+    Every stratum must have exactly 2 PSUs. As R: strata are taken in the order of their
+    labels as text (R's ``table()``), stratum ``k`` follows row ``k + 1`` of R's
+    ``hadamard(strata)``, and in replicate ``r`` the PSU that appears first in the data
+    gets ``rho + (2 - 2 rho) H[k + 1, r]``, the other ``2 - rho - (2 - 2 rho) H[k + 1,
+    r]``; the scale is ``1 / (R (1 - rho)^2)``.
+    """
+    from surveykit.analysis._hadamard import hadamard
+
+    s = structure
+    wrong = np.flatnonzero(s.n_psu != 2)
+    if len(wrong):
+        k = int(wrong[0])
+        raise AnalysisInputError(
+            f"replicates: method='brr' needs exactly 2 PSUs in every stratum; stratum "
+            f"{s.strata_labels[k]!r} has {int(s.n_psu[k])} ({len(wrong)} such strata; R's "
+            "brrweights would split or merge them)"
+        )
+    h = len(s.n_psu)
+    order = sorted(range(h), key=lambda k: str(s.strata_labels[k]))
+    row = np.empty(h, dtype=np.int64)
+    row[order] = np.arange(1, h + 1)
+    n_psu = len(s.psu_stratum)
+    first_row = np.full(n_psu, len(s.psu), dtype=np.int64)
+    np.minimum.at(first_row, s.psu, np.arange(len(s.psu), dtype=np.int64))
+    ranked = np.argsort(s.psu_stratum * (len(s.psu) + 1) + first_row, kind="stable")
+    second = np.empty(n_psu, dtype=bool)
+    second[ranked] = np.arange(n_psu) % 2 == 1
+    matrix = hadamard(h).astype(np.float64)
+    signs = matrix[row[s.psu_stratum]]
+    half = rho + (2.0 - 2.0 * rho) * signs
+    factors = np.where(second[:, None], 2.0 - half, half)
+    return np.ascontiguousarray(factors), 1.0 / (matrix.shape[1] * (1.0 - rho) ** 2)
+
+
 def replicate_design(
     design: Design,
     method: str = "auto",
@@ -624,6 +668,7 @@ def replicate_design(
     replicates: int | None = None,
     seed: int | np.random.Generator | None = None,
     mse: bool = False,
+    fay: float = 0.0,
 ) -> ReplicateDesign:
     """The replicate design of ``design``: R's ``as.svrepdesign(design, type=)``.
 
@@ -645,21 +690,31 @@ def replicate_design(
             f"{design.n_strata} strata: use method='jkn' or 'bootstrap' (R: \"Can't use JK1 "
             'for a stratified design")'
         )
-    if method == "jkn" and not stratified:
+    if method in ("jkn", "brr") and not stratified:
         raise AnalysisInputError(
-            "replicates: method='jkn' is for a stratified design; this one has no strata: "
-            "use method='jk1' or 'bootstrap' (R: \"Must use JK1 or bootstrap for an "
+            f"replicates: method={method!r} is for a stratified design; this one has no "
+            "strata: use method='jk1' or 'bootstrap' (R: \"Must use JK1 or bootstrap for an "
             'unstratified design")'
         )
+    if isinstance(fay, bool) or not isinstance(fay, int | float) or not 0 <= fay < 1:
+        raise AnalysisInputError(
+            f"replicates: fay= must be a number from 0 to below 1, not {fay!r}"
+        )
+    if fay and method != "brr":
+        raise AnalysisInputError("replicates: fay= is Fay's factor of method='brr'")
     if replicates is not None and method != "bootstrap":
         raise AnalysisInputError(
-            f"replicates: method={method!r} makes one replicate per PSU; replicates= is for "
-            "the bootstrap"
+            f"replicates: method={method!r} makes its own number of replicates; replicates= "
+            "is for the bootstrap"
         )
     base = design._base
     jackknife: _Jackknife | None = None
     factors: FloatArray | None = None
-    if method == "bootstrap":
+    if method == "brr":
+        factors, scale = _brr(s, float(fay))
+        rscales = np.ones(factors.shape[1])
+        method = "fay" if fay else "brr"
+    elif method == "bootstrap":
         count = 50 if replicates is None else replicates
         if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 2:
             raise AnalysisInputError(
