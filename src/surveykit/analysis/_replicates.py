@@ -91,6 +91,9 @@ CHUNK_CELLS = 8_000_000
 RANK_TOLERANCE = 1e-5
 """Relative tolerance of the replicate weights' rank (R's ``qr(..., tol=1e-5)`` in degf)."""
 
+SMALL_PRODUCT = 4_000_000
+"""Groups x PSUs x replicates up to this many products are summed without BLAS."""
+
 MAX_JACKKNIFE = 100_000
 """A jackknife makes one replicate per PSU; beyond this many, the bootstrap is the way."""
 
@@ -231,6 +234,7 @@ class _Replicates:
     unit_cell: IntArray | None = None
     greg: tuple[FloatArray, FloatArray] | None = None  # model matrix (rows x q), R x q
     calfun: _Calfun | None = None  # calibrate() with raking, logit or bounds
+    _last_cells: list[Any] = field(default_factory=list, compare=False, repr=False)
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -285,25 +289,40 @@ class _Replicates:
                 out += coef[:, j : j + 1] * inner.sums(x, ids, size)
             return out
         units, n_units = self._unit_codes()
-        outside = (ids < 0) | (ids >= size)  # -1 or the spare bin ``size``: no group
-        if outside.any():
-            ids = np.where(outside, 0, ids)
+        cells = self._cells(units, n_units, ids, size)
         # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
         if values is None:
-            weight = np.where(outside, 0.0, self.row_scale)
+            weight = self.row_scale if cells.outside is None else cells.zeroed(self.row_scale)
         else:
             weight = self.row_scale * values
-            weight[outside] = 0.0
-        table = _table(units, ids, weight, n_units, size)
+            if cells.outside is not None:
+                np.putmask(weight, cells.outside, 0.0)
+        table = cells.table(weight)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
         across = table.T if isinstance(table, np.ndarray) else table.T.tocsr()
         if self.calibration is None and self.factors is not None:  # stored: no chunks
+            if isinstance(across, np.ndarray) and across.size * self.count <= SMALL_PRODUCT:
+                # a few groups: numpy's own loop, not BLAS threads that spin on a busy machine
+                return np.einsum("gp,pr->rg", across, self.factors, optimize=False)
             return np.asarray((across @ self.factors).T, dtype=np.float64)
         out = np.empty((self.count, size))
         for chosen in self._chunks(n_units):
             out[chosen] = np.asarray((across @ self.multipliers(chosen)).T)
         return out
+
+    def _cells(self, units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
+        """The unit x group cell of every row, kept for the next call with the same ids.
+
+        An estimate asks for several sums over the same groups (a mean: of ``y`` and of the
+        weights), so the row pass that codes the cells is made once.
+        """
+        last = self._last_cells
+        if last and last[0] is ids and last[1] is units and last[2] == size:
+            return last[3]
+        cells = _Cells.of(units, n_units, ids, size)
+        self._last_cells[:] = [ids, units, size, cells]
+        return cells
 
     def _calfun_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
         """Sums of a design calibrated per replicate by ``grake``, a chunk at a time.
@@ -361,8 +380,11 @@ class _Replicates:
         if self.greg is not None or self.calfun is not None:  # R's calibrate() keeps degf
             return replace(self, greg=None, calfun=None).rank
         units, n_units = self._unit_codes()
-        present = np.zeros(n_units, dtype=bool)
-        present[units[self.row_scale != 0]] = True
+        if self.row_scale.all():  # no subset: every unit has a row (units are coded from rows)
+            present = np.ones(n_units, dtype=bool)
+        else:
+            present = np.zeros(n_units, dtype=bool)
+            present[units[self.row_scale != 0]] = True
         if self.calibration is None and self.jackknife is not None:
             known = self.jackknife.rank(present)
             if known is not None:
@@ -496,23 +518,54 @@ class _Replicates:
         return out
 
 
-def _table(
-    units: IntArray, ids: IntArray, weight: FloatArray, n_units: int, size: int
-) -> FloatArray | sparse.csr_matrix:
-    """Per unit and group the sums of ``weight`` (units x size), dense or sparse.
+@dataclass(frozen=True)
+class _Cells:
+    """Each row's unit x group cell: ``key`` for a dense table, the codes for a sparse one.
 
-    Rows of id -1 must have weight 0.
+    ``outside`` marks the rows in no group (id -1 or ``size``; None: there is none), whose
+    weight must be zeroed.
     """
-    if n_units * size <= DENSE_CELLS:
-        key = units * size
-        key += ids
-        np.maximum(key, 0, out=key)  # a row outside (id -1, weight 0) of unit 0
-        table = np.bincount(key, weights=weight, minlength=n_units * size)
-        return np.asarray(table, dtype=np.float64).reshape(n_units, size)
-    from scipy import sparse
 
-    ids = np.maximum(ids, 0)
-    return sparse.csr_matrix((weight, (units, ids)), shape=(n_units, size))
+    units: IntArray
+    ids: IntArray
+    n_units: int
+    size: int
+    outside: npt.NDArray[np.bool_] | None
+    key: IntArray | None
+
+    @staticmethod
+    def of(units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
+        """Code the cells of ``ids`` (one unsigned comparison finds -1 and ``size``)."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        outside: npt.NDArray[np.bool_] | None = ids.view(np.uint64) >= size
+        assert outside is not None
+        if not outside.any():
+            outside = None
+        elif size > 1:
+            ids = np.where(outside, 0, ids)
+        key = None
+        if n_units * size <= DENSE_CELLS:
+            if size == 1:
+                key = units  # every row is in the one group, or weighs 0
+            else:
+                key = units * size
+                key += ids
+        return _Cells(units, ids, n_units, size, outside, key)
+
+    def zeroed(self, weight: FloatArray) -> FloatArray:
+        """``weight`` with the rows outside every group at 0."""
+        assert self.outside is not None
+        return np.where(self.outside, 0.0, weight)
+
+    def table(self, weight: FloatArray) -> FloatArray | sparse.csr_matrix:
+        """Per unit and group the sums of ``weight`` (units x size), dense or sparse."""
+        if self.key is not None:
+            table = np.bincount(self.key, weights=weight, minlength=self.n_units * self.size)
+            return np.asarray(table, dtype=np.float64).reshape(self.n_units, self.size)
+        from scipy import sparse
+
+        ids = self.ids if self.size > 1 else np.zeros(len(self.units), dtype=np.int64)
+        return sparse.csr_matrix((weight, (self.units, ids)), shape=(self.n_units, self.size))
 
 
 def _rake_tables(
@@ -748,7 +801,8 @@ def replicate_design(
             reps = reps.calibrated(step.margins, step.after)
         else:
             reps = _recalibrated(reps, step)
-    reps = reps.restricted(design.weights_array != 0)
+    if not design.all_positive:  # a subset, or zero weights: they weigh 0 in every replicate
+        reps = reps.restricted(design.weights_array != 0)
     return ReplicateDesign._of(design, reps)
 
 
