@@ -92,6 +92,18 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
         ),
         "avg.ed",
     ),
+    "apiclus1_jk1_cal_trim": (
+        lambda: (
+            clus1().replicates("jk1").calibrate(GREG, method="raking", trim=(0.95, 1.4), **TIGHT)
+        ),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_then_cal_trim": (
+        lambda: (
+            clus1().calibrate(GREG, method="raking", trim=(0.95, 1.4), **TIGHT).replicates("jk1")
+        ),
+        "avg.ed",
+    ),
     "apiclus1_boot_cal_raking": (
         lambda: boot().calibrate(GREG, method="raking", **TIGHT),
         "avg.ed",
@@ -115,6 +127,7 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     },
 }
 R_CASE = {
+    "apiclus1_jk1_then_cal_trim": "apiclus1_jk1_cal_trim",
     "apiclus1_jk1_then_cal_raking": "apiclus1_jk1_cal_raking",
     "apistrat_jkn_then_raked": "apistrat_jkn_raked",
     "apiclus1_jk1_then_greg": "apiclus1_jk1_greg",
@@ -641,3 +654,30 @@ def test_brr_multipliers_are_rs_replicate_by_replicate() -> None:
     assert design.method == "brr" and "BRR, 28 replicates" in design.variance_method
     fay = brr_strat(52).replicates("brr", fay=0.3)
     assert fay.method == "fay" and "Fay" in fay.describe()
+
+
+def test_trimmed_calibration_of_the_linearised_design_is_rs() -> None:
+    """R's calibrate(trim=) on the svydesign: trimmed factors, variance from them."""
+    expected = R["apiclus1_cal_trim_linearised"]
+    design = clus1().calibrate(GREG, method="raking", trim=(0.95, 1.4), **TIGHT)
+    assert design.weights.sum() == pytest.approx(expected["weights_sum"], rel=1e-12)
+    g = design.weights.to_numpy() / data("apiclus1")["pw"].to_numpy()
+    assert g.min() >= 0.95 - 1e-12
+    for name, frame in (
+        ("mean", sa.means(design, "api00")),
+        ("mean_by", sa.means(design, "api00", by="stype")),
+        ("total", sa.totals(design, "enroll")),
+    ):
+        ours = _figures(frame)
+        assert ours["estimate"] == pytest.approx(expected[name]["estimate"], rel=REL)
+        assert ours["variance"] == pytest.approx(
+            expected[name]["variance"], rel=REL, abs=1e-12 * ours["estimate"].max() ** 2
+        )
+    assert "trimmed to [0.95, 1.4]" in design.describe()
+
+
+def test_trim_on_an_unbounded_linear_calibration_is_refused() -> None:
+    with pytest.raises(sk.analysis.AnalysisInputError, match=r"trim= applies to method="):
+        clus1().calibrate(GREG, trim=(0.9, 1.1))
+    with pytest.raises(sk.analysis.AnalysisInputError, match=r"0 <= low < high"):
+        clus1().calibrate(GREG, method="raking", trim=(1.2, 1.1))

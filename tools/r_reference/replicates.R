@@ -149,6 +149,21 @@ result$apiclus1_jk1_cal_logit <- statistics(
 result$apiclus1_boot_cal_raking <- statistics(
   calibrate(boot, ~stype + enroll, population = cal_population, calfun = "raking",
             epsilon = 1e-12, maxit = 1000), "avg.ed")
+# calibrate(trim=): factors outside the bounds set to them, the rest spread over the others
+# in proportion to their weights, on the full sample and on every replicate (with its own
+# weights); and the same trimmed calibration of the linearised design, for comparison.
+trim_call <- function(d) suppressMessages(calibrate(
+  d, ~stype + enroll, population = cal_population, calfun = "raking", trim = c(0.95, 1.4),
+  epsilon = 1e-12, maxit = 1000))
+result$apiclus1_jk1_cal_trim <- statistics(trim_call(jk1), "avg.ed")
+trimmed_linear <- trim_call(dclus1)
+result$apiclus1_cal_trim_linearised <- list(
+  mean = figures(svymean(~api00, trimmed_linear, deff = "replace")),
+  mean_by = figures(svyby(~api00, ~stype, trimmed_linear, svymean, deff = "replace")),
+  total = figures(svytotal(~enroll, trimmed_linear, deff = "replace")),
+  weights_sum = sum(weights(trimmed_linear))
+)
+
 # (Bounded linear calibration is left out: R's Newton steps with the truncated linear
 # function fail to converge on most replicates for bounds that bind, and R keeps such
 # replicates with a warning; surveykit raises an error naming the replicate instead.)

@@ -78,6 +78,7 @@ class Regression:
     population: FloatArray | None = None
     max_iter: int = 50
     tol: float = 1e-7
+    trim: tuple[float, float] | None = None
 
 
 CalibrationStep = PostStratum | Raking | Regression
@@ -326,6 +327,7 @@ class Design:
         population: float | None = None,
         max_iter: int = 50,
         tol: float = 1e-7,
+        trim: tuple[float, float] | None = None,
     ) -> Design:
         """The design calibrated to population totals (GREG; R's ``calibrate``).
 
@@ -340,6 +342,10 @@ class Design:
                 column (R's intercept).
             max_iter: Newton iterations at most.
             tol: convergence of the totals, relative (R's ``epsilon``).
+            trim: ``(low, high)``: R's ``trim=``, factors ``g`` outside are set to the
+                bound and the difference spread over the others in proportion to their
+                weights (for ``"raking"``, ``"logit"`` or ``bounds=``; R ignores it for
+                an unbounded linear calibration, and so it is an error here).
         """
         from surveykit.analysis import _calibration
 
@@ -352,9 +358,20 @@ class Design:
             population=population,
             max_iter=max_iter,
             tol=tol,
+            trim=trim,
         )
         low, high = (-np.inf, np.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
-        step = Regression(matrix, self._weights, g, method, (low, high), target, max_iter, tol)
+        step = Regression(
+            matrix,
+            self._weights,
+            g,
+            method,
+            (low, high),
+            target,
+            max_iter,
+            tol,
+            None if trim is None else (float(trim[0]), float(trim[1])),
+        )
         return self._calibrated_by(self._weights * g, step, text)
 
     def replicates(

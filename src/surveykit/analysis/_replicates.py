@@ -197,6 +197,8 @@ class _Calfun:
     scale: FloatArray  # replicates (1 where grake did not rescale)
     method: str
     bounds: tuple[float, float]
+    trim: tuple[float, float] | None = None
+    shift: FloatArray | None = None  # replicates: what trimming adds to the untrimmed rows
 
     def factors(self, chosen: slice) -> FloatArray:
         """The calibration factors of replicates ``chosen`` (rows x replicates)."""
@@ -206,7 +208,12 @@ class _Calfun:
         low, high = self.bounds
         with np.errstate(over="ignore"):
             g = 1.0 + function(self.matrix @ self.eta[chosen].T, low, high)
-        return np.asarray(g * self.scale[chosen][None, :], dtype=np.float64)
+        g = np.asarray(g * self.scale[chosen][None, :], dtype=np.float64)
+        if self.trim is None or self.shift is None:
+            return g
+        outside = (g < self.trim[0]) | (g > self.trim[1])
+        np.clip(g, self.trim[0], self.trim[1], out=g)
+        return np.asarray(np.where(outside, g, g + self.shift[chosen][None, :]), dtype=np.float64)
 
 
 @dataclass(frozen=True)
@@ -475,7 +482,7 @@ class _Replicates:
         calibrated to the same population totals with the same function and bounds, from
         ``eta = 0``; Newton steps run on rows, a chunk of replicates at a time.
         """
-        from surveykit.analysis._calibration import _FUNCTIONS, newton
+        from surveykit.analysis._calibration import _FUNCTIONS, newton, trimmed
 
         if self.greg is not None or self.calfun is not None:
             raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
@@ -484,6 +491,7 @@ class _Replicates:
         names = [f"calibration total {j + 1}" for j in range(step.matrix.shape[1])]
         eta = np.zeros((self.count, step.matrix.shape[1]))
         scale = np.ones(self.count)
+        shift = np.zeros(self.count)
         for chosen in self._chunks(len(self.psu)):
             weights = self._row_weights(chosen)
             for j, r in enumerate(range(*chosen.indices(self.count))):
@@ -501,7 +509,13 @@ class _Replicates:
                 except AnalysisInputError as error:
                     raise AnalysisInputError(f"replicate {r + 1}: {error}") from None
                 scale[r] = 1.0 if rescaled is None else rescaled
-        calfun = _Calfun(step.matrix, eta, scale, step.method, step.bounds)
+                if step.trim is not None:  # R trims every replicate's g the same way
+                    g = (1.0 + functions[0](step.matrix @ eta[r], *step.bounds)) * scale[r]
+                    after = trimmed(g, weights[:, j], step.trim)
+                    inside = (g >= step.trim[0]) & (g <= step.trim[1])
+                    if inside.any() and not inside.all():
+                        shift[r] = float((after - g)[inside][0])
+        calfun = _Calfun(step.matrix, eta, scale, step.method, step.bounds, step.trim, shift)
         return replace(self, calfun=calfun)
 
     def analysis_weights(self) -> FloatArray:
@@ -1001,6 +1015,7 @@ class ReplicateDesign(Design):
         population: float | None = None,
         max_iter: int = 50,
         tol: float = 1e-7,
+        trim: tuple[float, float] | None = None,
     ) -> ReplicateDesign:
         """The design and every replicate calibrated to ``totals`` (R's ``calibrate``).
 
@@ -1008,7 +1023,7 @@ class ReplicateDesign(Design):
         the same function and bounds, as R's ``calibrate()`` of a replicate design: the
         linear calibration without bounds in closed form (R's ``regcalibrate``, ``g = 1 +
         x' lambda_r``), raking, logit or bounds by Newton steps per replicate (R's
-        ``grake``).
+        ``grake``). ``trim=`` trims every replicate's factors as the full sample's, as R.
         """
         new = cast(
             ReplicateDesign,
@@ -1019,6 +1034,7 @@ class ReplicateDesign(Design):
                 population=population,
                 max_iter=max_iter,
                 tol=tol,
+                trim=trim,
             ),
         )
         step = new._steps[-1]
