@@ -311,7 +311,8 @@ class _Replicates:
         if self.calibration is None and self.factors is not None:  # stored: no chunks
             if isinstance(across, np.ndarray) and across.size * self.count <= SMALL_PRODUCT:
                 # a few groups: numpy's own loop, not BLAS threads that spin on a busy machine
-                return np.einsum("gp,pr->rg", across, self.factors, optimize=False)
+                product = np.einsum("gp,pr->rg", across, self.factors, optimize=False)
+                return np.asarray(product, dtype=np.float64)
             return np.asarray((across @ self.factors).T, dtype=np.float64)
         out = np.empty((self.count, size))
         for chosen in self._chunks(n_units):
@@ -326,7 +327,7 @@ class _Replicates:
         """
         last = self._last_cells
         if last and last[0] is ids and last[1] is units and last[2] == size:
-            return last[3]
+            return cast(_Cells, last[3])
         cells = _Cells.of(units, n_units, ids, size)
         self._last_cells[:] = [ids, units, size, cells]
         return cells
