@@ -37,7 +37,10 @@ follow: recomputed after raking and post-stratification, kept after ``calibrate(
 a replicate's calibration does not converge R keeps it with a warning; here it is an error
 naming the replicate.
 
-Not done: trimmed raking (``rake(trim=)``) of replicates (R's ``rake()`` has no trimming).
+``calibrate(trim=)`` trims every replicate's factors as R does, with its own weights.
+
+Not done: trimmed raking (``rake(trim=)``) of replicates (R's ``rake()`` has no trimming;
+``calibrate(method="raking", trim=)`` is R's trimmed raking).
 """
 
 from __future__ import annotations
