@@ -326,7 +326,9 @@ class _Replicates:
         """The unit x group cell of every row, kept for the next call with the same ids.
 
         An estimate asks for several sums over the same groups (a mean: of ``y`` and of the
-        weights), so the row pass that codes the cells is made once.
+        weights), so the row pass that codes the cells is made once; the same ``ids``
+        object is the same groups (estimates never change their codes in place), and
+        :meth:`ReplicateDesign.replicate_vcov` forgets the cells when the estimate is done.
         """
         last = self._last_cells
         if last and last[0] is ids and last[1] is units and last[2] == size:
@@ -334,6 +336,10 @@ class _Replicates:
         cells = _Cells.of(units, n_units, ids, size)
         self._last_cells[:] = [ids, units, size, cells]
         return cells
+
+    def forget_cells(self) -> None:
+        """Drop the rows' cells kept by :meth:`_cells` (at the end of an estimate)."""
+        self._last_cells.clear()
 
     def _calfun_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
         """Sums of a design calibrated per replicate by ``grake``, a chunk at a time.
@@ -1066,7 +1072,10 @@ class ReplicateDesign(Design):
         ``statistic(sums)`` computes the estimates (replicates x k) from weighted sums
         given by ``sums(values, ids, size)``; ``estimate`` is the full-sample one (k).
         """
-        thetas = np.asarray(statistic(self.replicate_sums), dtype=np.float64)
+        try:
+            thetas = np.asarray(statistic(self.replicate_sums), dtype=np.float64)
+        finally:  # the rows' cells are kept for one estimate's sums only
+            self._replicates.forget_cells()
         thetas = thetas.reshape(self.n_replicates, -1)
         return self._replicates.vcov(thetas, np.asarray(estimate, dtype=np.float64).ravel())
 
