@@ -536,6 +536,12 @@ TEST_DESIGNS: dict[str, Callable[[], sk.ReplicateDesign]] = {
         .replicates("jkn")
         .rake(POPULATION)
     ),
+    "brr_26": lambda: sk.Design(
+        _tests_frame("brr_strat").head(52), weights="pw", strata="pair"
+    ).replicates("brr"),
+    "fay_clus": lambda: sk.Design(
+        _tests_frame("brr_clus"), weights="pw", strata="pair", psu="dnum"
+    ).replicates("brr", fay=0.5),
     "apiclus1_supplied_boot": _supplied_boot,
 }
 

@@ -11,8 +11,9 @@
 #   letters:   svyttest(I(q == level) ~ I(by == b), design[by %in% c(a, b), ])
 #   quantiles: svyquantile(~x, design, q, ci = TRUE, na.rm = TRUE), whole and per group
 #              (design[by == g, ], what svyby does)
-# on a JK1 (apiclus1), a JKn (apistrat), a raked JKn, and a bootstrap whose replicate
-# weights are supplied with the data (svrepdesign(..., combined.weights = TRUE)).
+# on a JK1 (apiclus1), a JKn (apistrat), a raked JKn, BRR (26 strata of 2 schools), Fay
+# (rho 0.5, 7 strata of 2 clusters) and a bootstrap whose replicate weights are supplied
+# with the data (svrepdesign(..., combined.weights = TRUE)).
 # Needs R >= 4.2, survey 4.1-1, jsonlite.
 
 suppressMessages({
@@ -45,6 +46,16 @@ designs <- list(
     list(data.frame(sch.wide = c("No", "Yes"), Freq = c(1100, 5094)),
          data.frame(awards = c("No", "Yes"), Freq = c(2300, 3894))),
     control = list(maxit = 1000, epsilon = 1e-13)
+  ),
+  brr_26 = as.svrepdesign(
+    svydesign(id = ~1, strata = ~pair, weights = ~pw,
+              data = prepare(read("rep_brr_strat.csv"))[1:52, ]),
+    type = "BRR"
+  ),
+  fay_clus = as.svrepdesign(
+    svydesign(id = ~dnum, strata = ~pair, weights = ~pw,
+              data = prepare(read("rep_brr_clus.csv"))),
+    type = "Fay", fay.rho = 0.5
   ),
   apiclus1_supplied_boot = svrepdesign(
     data = apiclus1, weights = ~pw, repweights = repweights, type = "bootstrap",
