@@ -417,6 +417,10 @@ def test_bad_supplied_weights_are_named(
         ),
         (lambda: clus1().replicates().replicates(), r"already has replicate weights"),
         (
+            lambda: strat().replicates("jkn").rake(POPULATION, trim=(0.5, 2.0)),
+            r"calibrate\(totals, method='raking', trim=",
+        ),
+        (
             lambda: (
                 clus1()
                 .replicates("jk1")
@@ -442,6 +446,7 @@ def test_bad_supplied_weights_are_named(
         "calibrate-twice",
         "rake-after-greg",
         "twice",
+        "rake-trim",
         "replicate-not-calibrated",
         "huge-jackknife",
     ],

@@ -995,10 +995,15 @@ class ReplicateDesign(Design):
     ) -> ReplicateDesign:
         """The design and every replicate raked to ``targets`` (R's ``rake()``).
 
-        See :meth:`Design.rake`; ``trim=`` is not available on replicates.
+        See :meth:`Design.rake`; ``trim=`` is not available on replicates (use
+        ``calibrate(method="raking", trim=)``, R's trimmed raking).
         """
         if trim is not None:
-            raise AnalysisInputError("rake: trim= is not available on a replicate design")
+            raise AnalysisInputError(
+                "rake: trim= is not available on a replicate design (R's rake() has no "
+                "trimming); calibrate(totals, method='raking', trim=(low, high)) is R's "
+                "trimmed raking and recalibrates every replicate"
+            )
         new = cast(ReplicateDesign, super().rake(targets, max_iter=max_iter, tol=tol))
         step = new._steps[-1]
         assert isinstance(step, Raking)
