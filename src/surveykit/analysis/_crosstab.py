@@ -16,7 +16,7 @@ import pandas as pd
 from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of, linearised_only
+from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._inputs import By, FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p
 from surveykit.errors import AnalysisInputError
@@ -158,7 +158,6 @@ def crosstab(
         )
     inputs.not_crossed_with_itself(question, by)
     df, design = design_of(data, weights)
-    linearised_only(design, "crosstab")
     w = None if design is None else design.weights_array
     weights_name = None if design is None else design.weights_name
     grouped = inputs.groups(df, by, dropna=True)
