@@ -373,7 +373,7 @@ def test_total_test_compares_each_column_with_the_rest(correction: str) -> None:
     assert set(frame.loc[frame["banner"] == "Total", "letters"]) == {""}
 
 
-@settings(max_examples=200, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(
     st.lists(
         st.lists(
