@@ -300,7 +300,11 @@ def _expected_column_letters(
 def test_column_letters_are_statsmodels_z_and_welch_tests(correction: str | None) -> None:
     df = _survey(n=1500)
     result = sk.report.banner(
-        df, ["Q1", "Q2"], banner="channel", correction=correction, alpha=ALPHA  # type: ignore[arg-type]
+        df,
+        ["Q1", "Q2"],
+        banner="channel",
+        correction=correction,
+        alpha=ALPHA,  # type: ignore[arg-type]
     )
     frame = result.frame
     assert result.frame.attrs["column_letters"]["channel"] == {
@@ -341,7 +345,11 @@ def test_the_tests_behind_the_letters_are_in_attrs() -> None:
 def test_total_test_compares_each_column_with_the_rest(correction: str) -> None:
     df = _survey(n=1500)
     frame = sk.report.banner(
-        df, ["Q1", "Q2"], banner=["channel", "region"], test="total", correction=correction  # type: ignore[arg-type]
+        df,
+        ["Q1", "Q2"],
+        banner=["channel", "region"],
+        test="total",
+        correction=correction,  # type: ignore[arg-type]
     ).frame
     marks = 0
     for question, row in (("Q2", "Price"), ("Q1", "Mean"), ("Q1", "4")):
@@ -400,8 +408,9 @@ def test_adjust_is_multipletests_on_each_rows_tests(rows: list[list[float]], met
 
 def test_small_bases_are_flagged_and_tiny_ones_suppressed_and_untested() -> None:
     df = _survey(n=1500)
-    df["panel"] = np.where(np.arange(len(df)) < 8, "tiny", np.where(np.arange(len(df)) < 28,
-                                                                    "small", "big"))
+    df["panel"] = np.where(
+        np.arange(len(df)) < 8, "tiny", np.where(np.arange(len(df)) < 28, "small", "big")
+    )
     frame = sk.report.banner(df, ["Q2"], banner="panel", min_base=30).frame
     tiny = frame[frame["column"] == "tiny"]
     assert set(tiny["flag"]) == {"suppressed"}
@@ -457,6 +466,12 @@ def test_bad_input_is_a_clear_error(kwargs: dict[str, Any], message: str) -> Non
         sk.report.banner(_survey(), options.pop("questions"), **options)
 
 
+def test_a_free_text_question_is_refused() -> None:
+    codebook = Codebook([Question("Q2", "Why?", "text")])
+    with pytest.raises(AnalysisInputError, match="'Q2' is a text question in the codebook"):
+        sk.report.banner(_survey(), ["Q2"], banner="channel", codebook=codebook)
+
+
 def test_a_number_question_with_a_text_answer_names_the_row() -> None:
     df = _survey()
     df["age"] = df["age"].astype(object)
@@ -494,8 +509,9 @@ def test_table_is_a_grid_with_total_first_letters_and_bases() -> None:
 
 def test_table_marks_low_and_suppressed_cells() -> None:
     df = _survey(n=600)
-    df["panel"] = np.where(np.arange(len(df)) < 5, "tiny", np.where(np.arange(len(df)) < 25,
-                                                                    "small", "big"))
+    df["panel"] = np.where(
+        np.arange(len(df)) < 5, "tiny", np.where(np.arange(len(df)) < 25, "small", "big")
+    )
     table = sk.report.banner(df, ["Q2"], banner="panel", test=None).table
     assert table.loc[("Q2", "Price"), ("panel", "tiny")] == "-"
     assert table.loc[("Q2", "Price"), ("panel", "small")].endswith(" *")

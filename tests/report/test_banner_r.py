@@ -69,8 +69,7 @@ def _one(frame: pd.DataFrame, **where: str) -> pd.Series:
 
 def _by_design(cases: list[dict[str, Any]]) -> list[Any]:
     return [
-        pytest.param(c, id=f"{c['design']}-{c['question']}-{c['row']}-{c['banner']}")
-        for c in cases
+        pytest.param(c, id=f"{c['design']}-{c['question']}-{c['row']}-{c['banner']}") for c in cases
     ]
 
 

@@ -61,6 +61,8 @@ TOTAL: Final = "Total"
 """The ``banner`` and ``column`` of the total column."""
 MISSING: Final = "(missing)"
 """The column of respondents without a value of the banner variable."""
+REST: Final = "(rest)"
+"""The ``column_b`` of a test against the rest of the sample (``test="total"``)."""
 MEAN: Final = "Mean"
 """The ``row`` of a rating or number question's mean."""
 BASE: Final = "Base"
@@ -95,7 +97,10 @@ class Banner:
             "base", "base_weighted", "letters", "flag"]`` (see :func:`banner`); its
             ``attrs`` say how it was computed (``test``, ``correction``, ``alpha``,
             ``min_base``, ``weights``, ``design``, ``column_letters``, ``letters_test``,
-            ``notes``).
+            ``notes``) and, in ``tests``, every test behind the letters (``question, row,
+            banner, column_a, column_b, statistic, p_value, p_adjusted``; ``column_b`` is
+            ``"(rest)"`` for ``test="total"``, ``statistic`` is positive when ``column_a``
+            is the larger).
     """
 
     frame: pd.DataFrame
@@ -248,10 +253,10 @@ def banner(
             question with a text answer (each naming the question and level).
 
     Example:
-        >>> table = sk.report.banner(df, ["Q1", "Q2", "Q3"], banner=["channel", "region"],
-        ...                          top_box=2, test="columns", correction="holm")  # doctest: +SKIP
-        >>> table.frame.query("row == 'Top 2'")                                      # doctest: +SKIP
-        >>> table.to_excel("banner.xlsx")                                            # doctest: +SKIP
+        >>> table = sk.report.banner(df, ["Q1", "Q2"], banner=["channel", "region"],
+        ...                          top_box=2, correction="holm")  # doctest: +SKIP
+        >>> table.frame.query("row == 'Top 2'")                      # doctest: +SKIP
+        >>> table.to_excel("banner.xlsx")                            # doctest: +SKIP
     """
     if test not in (*TESTS, None):
         raise AnalysisInputError(f"test must be 'columns', 'total' or None, not {test!r}")
@@ -261,8 +266,9 @@ def banner(
         )
     if not 0 < alpha < 1:
         raise AnalysisInputError(f"alpha must be between 0 and 1, not {alpha!r}")
-    if top_box is not None and (isinstance(top_box, bool) or not isinstance(top_box, int)
-                                or top_box < 1):
+    if top_box is not None and (
+        isinstance(top_box, bool) or not isinstance(top_box, int) or top_box < 1
+    ):
         raise AnalysisInputError(f"top_box must be a whole number of scale points, not {top_box!r}")
     df, design = design_of(data, weights)
     linearised_only(design, "banner")
@@ -318,9 +324,22 @@ def banner(
         "design": None if design is None else design.describe(),
         "column_letters": {c.name: _letters_of(c) for c in columns if c.name != TOTAL},
         "letters_test": _test_name(test, correction, design is not None),
+        "tests": _all_tests([t for p in parts for t in p["tests"]]),
     }
-    frame.attrs["notes"] = _notes(frame.attrs)
+    frame.attrs["notes"] = _notes({str(k): v for k, v in frame.attrs.items()})
     return Banner(frame)
+
+
+TEST_COLUMNS: Final = [
+    "question", "row", "banner", "column_a", "column_b", "statistic", "p_value", "p_adjusted",
+]  # fmt: skip
+"""The columns of ``Banner.frame.attrs["tests"]``, one row per test behind the letters."""
+
+
+def _all_tests(parts: list[dict[str, Any]]) -> pd.DataFrame:
+    if not parts:
+        return pd.DataFrame({c: [] for c in TEST_COLUMNS})
+    return pd.DataFrame({c: np.concatenate([p[c] for p in parts]) for c in TEST_COLUMNS})
 
 
 def _test_name(test: Test | None, correction: Correction | None, designed: bool) -> str | None:
@@ -330,8 +349,10 @@ def _test_name(test: Test | None, correction: Correction | None, designed: bool)
         how = "design-based t-test of the two domain estimates (R svyttest)"
     else:
         how = "two-proportion z-test (pooled) for shares, Welch t-test for means"
-    against = "pairs of columns of each banner variable" if test == "columns" else (
-        "each column against the rest of the sample"
+    against = (
+        "pairs of columns of each banner variable"
+        if test == "columns"
+        else ("each column against the rest of the sample")
     )
     return f"{how}; {against}; {_CORRECTION_NAMES[correction]} within each row and banner variable"
 
@@ -359,8 +380,9 @@ def _columns(df: pd.DataFrame, variables: list[str], total: bool) -> list[_Colum
         grouped = inputs.groups(df, variable)
         values = grouped.frame[variable]
         missing = values.isna().to_numpy()
-        labels = [MISSING if m else inputs.number_label(v) for v, m in zip(values, missing,
-                                                                           strict=True)]
+        labels = [
+            MISSING if m else inputs.number_label(v) for v, m in zip(values, missing, strict=True)
+        ]
         out.append(_Column(variable, labels, grouped.ids, ~missing))
     return out
 
@@ -392,6 +414,11 @@ def _question(
 ) -> _Question:
     separator = str((entry or {}).get("separator") or ";")
     kind_hint = (entry or {}).get("kind")
+    if kind_hint in ("text", "date"):
+        raise AnalysisInputError(
+            f"questions: {key!r} is a {kind_hint} question in the codebook; a banner table "
+            "shows coded answers (choice, multi, rating, nps, number)"
+        )
     multi = True if kind_hint == "multi" else None if kind_hint is None else False
     ans = inputs.answers(df, key, multi=multi, separator=separator)
     kind = _kind(entry, ans)
@@ -548,11 +575,17 @@ def _cells(
     has_mean = question.values is not None
     row_names = [*question.names, *([MEAN] if has_mean else [])]
     answered = question.codes >= 0
-    totals = _sums(np.zeros(len(question.codes), dtype=np.int64), 1, question, w, n_codes)
+    variables = [c for c in columns if c.name != TOTAL]
+    per_variable = {c.name: _sums(c.ids, len(c.labels), question, w, n_codes) for c in variables}
+    if variables:
+        totals = _total_of(per_variable[variables[0].name], question)
+    else:
+        totals = _sums(np.zeros(len(question.codes), dtype=np.int64), 1, question, w, n_codes)
     blocks: list[dict[str, Any]] = []
+    tests: list[dict[str, Any]] = []
     for column in columns:
         g = len(column.labels)
-        sums = totals if column.name == TOTAL else _sums(column.ids, g, question, w, n_codes)
+        sums = totals if column.name == TOTAL else per_variable[column.name]
         base, base_w = sums["base"], sums["base_w"]
         estimate = _estimates(sums, question.matrix, has_mean)  # groups x rows
         suppressed = base < SUPPRESS_BELOW
@@ -561,12 +594,30 @@ def _cells(
         letters = np.full((g, len(row_names)), "", dtype=object)
         tested = column.tested & ~suppressed
         if test is not None and column.name != TOTAL and tested.sum() >= 1:
-            if test == "columns" and tested.sum() >= 2:
+            keep = np.flatnonzero(tested)
+            if test == "columns" and len(keep) >= 2:
                 p, larger = _pairs(question, column, tested, sums, design, answered)
                 letters = _column_letters(p, larger, tested, correction, alpha, g, len(row_names))
+                sides = [(keep[a], keep[b]) for a, b in combinations(range(len(keep)), 2)]
+                names = [(column.labels[a], column.labels[b]) for a, b in sides]
+                tests.append(
+                    _tests(question.key, row_names, column.name, names, p, larger, correction)
+                )
             elif test == "total":
                 p, higher = _against_rest(question, column, tested, sums, totals, design)
                 letters = _total_marks(p, higher, correction, alpha)
+                names = [(column.labels[c], REST) for c in keep]
+                tests.append(
+                    _tests(
+                        question.key,
+                        row_names,
+                        column.name,
+                        names,
+                        p[:, keep],
+                        higher[:, keep],
+                        correction,
+                    )
+                )
         blocks.append(
             {
                 "question": np.full(g * len(row_names), question.key, dtype=object),
@@ -587,21 +638,65 @@ def _cells(
     out: dict[str, Any] = {name: values[order] for name, values in merged.items()}
     out["key"] = question.key
     out["text"] = question.text
+    out["tests"] = tests
     return out
+
+
+def _tests(
+    question: str,
+    rows: list[str],
+    name: str,
+    sides: list[tuple[str, str]],
+    p: FloatArray,
+    statistic: FloatArray,
+    correction: Correction | None,
+) -> dict[str, Any]:
+    """The tests behind the letters of one question and banner variable, one per row."""
+    k = len(sides)
+    size = len(rows) * k
+    first = np.asarray([a for a, _ in sides], dtype=object)
+    second = np.asarray([b for _, b in sides], dtype=object)
+    return {
+        "question": np.full(size, question, dtype=object),
+        "row": np.repeat(np.asarray(rows, dtype=object), k),
+        "banner": np.full(size, name, dtype=object),
+        "column_a": np.tile(first, len(rows)),
+        "column_b": np.tile(second, len(rows)),
+        "statistic": statistic.ravel(),
+        "p_value": p.ravel(),
+        "p_adjusted": adjust(p, correction).ravel(),
+    }
 
 
 def _sums(
     ids: IntArray, groups: int, question: _Question, w: FloatArray | None, n_codes: int
 ) -> dict[str, Any]:
-    """Per column: counts per answer code (unweighted and weighted), bases, value sums."""
-    counts, sum_w, _ = inputs.cell_sums(ids, question.codes, groups, n_codes, w)
-    if w is not None:  # respondents of weight 0 (outside a subset) are no base
-        positive = (w > 0).astype(np.float64)
-        keep = (question.codes >= 0) & (ids >= 0)
-        cells = ids[keep] * n_codes + question.codes[keep]
-        counts = inputs.weighted_bincount(cells, positive[keep], groups * n_codes).reshape(
-            groups, n_codes
-        )
+    """Per column: counts per answer code (unweighted and weighted), bases, value sums.
+
+    Every row has a column (``ids`` >= 0), so one ``np.bincount`` over ``(code + 1) *
+    groups + id`` counts them, no answer in the first ``groups`` bins (dropped): no mask
+    or gather of a million rows.
+    """
+    cells = (question.codes + 1) * groups + ids
+    size = groups * (n_codes + 1)
+    counts = _bins(cells, None, size, groups)
+    if w is None:
+        sum_w = counts
+    else:
+        sum_w = _bins(cells, w, size, groups)
+        # respondents of weight 0 (outside a subset) are no base
+        if not bool((w > 0).all()):
+            counts = _bins(cells, (w > 0).astype(np.float64), size, groups)
+    return _from_table(counts, sum_w, question)
+
+
+def _bins(cells: IntArray, weights: FloatArray | None, size: int, groups: int) -> FloatArray:
+    """Groups x codes sums of ``weights`` (counts without) from ``_sums``' cells."""
+    table = np.bincount(cells, weights=weights, minlength=size).astype(np.float64, copy=False)
+    return np.ascontiguousarray(table.reshape(-1, groups)[1:].T)
+
+
+def _from_table(counts: FloatArray, sum_w: FloatArray, question: _Question) -> dict[str, Any]:
     out: dict[str, Any] = {
         "counts": counts,
         "sum_w": sum_w,
@@ -614,6 +709,13 @@ def _sums(
         out["count_y"] = counts @ v
         out["count_y2"] = counts @ (v * v)
     return out
+
+
+def _total_of(sums: dict[str, Any], question: _Question) -> dict[str, Any]:
+    """The Total column from any banner variable's columns (every row is in one)."""
+    counts = sums["counts"].sum(axis=0, keepdims=True)
+    sum_w = sums["sum_w"].sum(axis=0, keepdims=True)
+    return _from_table(counts, sum_w, question)
 
 
 def _estimates(sums: dict[str, Any], matrix: FloatArray, has_mean: bool) -> FloatArray:
@@ -673,13 +775,17 @@ def _design_tests(
     sign_rows: list[FloatArray] = []
     n_codes = question.matrix.shape[0]
     if question.matrix.shape[1]:
-        figures = _domains.proportions(design, question.codes, n_codes, ids, groups,
-                                       question.matrix)
+        figures = _domains.proportions(
+            design, question.codes, n_codes, ids, groups, question.matrix
+        )
         rows = question.matrix.shape[1]
         flat_a = (a[None, :] * rows + np.arange(rows)[:, None]).ravel()
         flat_b = (b[None, :] * rows + np.arange(rows)[:, None]).ravel()
         result = between.contrasts(
-            np.nan_to_num(figures.estimate.ravel()), figures.vcov, flat_a, flat_b,
+            np.nan_to_num(figures.estimate.ravel()),
+            figures.vcov,
+            flat_a,
+            flat_b,
             np.broadcast_to(dof[None, :], (rows, len(a))).ravel(),
         )
         p_rows.append(result.p_value.reshape(rows, len(a)))
@@ -767,19 +873,22 @@ def _against_rest(
             higher[: question.matrix.shape[1]] = z
         if question.values is not None:
             t, dof = _welch_from(
-                base, sums["count_y"], sums["count_y2"],
-                totals["base"] - base, totals["count_y"] - sums["count_y"],
+                base,
+                sums["count_y"],
+                sums["count_y2"],
+                totals["base"] - base,
+                totals["count_y"] - sums["count_y"],
                 totals["count_y2"] - sums["count_y2"],
             )
             p[-1] = two_sided_t_p(t, dof)
             higher[-1] = t
     else:
         answered = question.codes >= 0
-        dof = float(design.subset(answered).degrees_of_freedom - 1)
+        rest_dof = np.array([float(design.subset(answered).degrees_of_freedom - 1)])
         for c in keep:
             ids = np.where(column.ids == c, 0, 1).astype(np.int64)
             pair_p, sign = _design_tests(
-                question, design, ids, 2, np.array([0]), np.array([1]), np.array([dof])
+                question, design, ids, 2, np.array([0]), np.array([1]), rest_dof
             )
             p[:, c] = pair_p[:, 0]
             higher[:, c] = sign[:, 0]
@@ -920,8 +1029,15 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
         base = [""] * len(columns)
         base_w = [""] * len(columns)
         for row, b, c, est, n, nw, letters, flag in zip(
-            part["row"], part["banner"], part["column"], part["estimate"], part["base"],
-            part["base_weighted"], part["letters"], part["flag"], strict=True,
+            part["row"],
+            part["banner"],
+            part["column"],
+            part["estimate"],
+            part["base"],
+            part["base_weighted"],
+            part["letters"],
+            part["flag"],
+            strict=True,
         ):
             at = position[(b, c)]
             grid[row][at] = _show(float(est), str(row), str(letters), str(flag))
@@ -977,8 +1093,15 @@ def _write_excel(frame: pd.DataFrame, path: Path) -> None:
             sheet.cell(row_of[name], 1, str(name))
         base_row = r + len(names)
         for row, b, c, est, n, nw, letters, flag in zip(
-            part["row"], part["banner"], part["column"], part["estimate"], part["base"],
-            part["base_weighted"], part["letters"], part["flag"], strict=True,
+            part["row"],
+            part["banner"],
+            part["column"],
+            part["estimate"],
+            part["base"],
+            part["base_weighted"],
+            part["letters"],
+            part["flag"],
+            strict=True,
         ):
             col = 2 + 2 * position[(b, c)]
             value = float(est)
