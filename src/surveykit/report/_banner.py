@@ -442,10 +442,8 @@ def _question(
     values: FloatArray | None = None
     if kind in ("rating", "nps", "number"):
         series = inputs.question_series(df, key)
-        used = codes[codes >= 0]
         values = ans.values.copy()
-        checked = np.zeros(len(values), dtype=bool)
-        checked[used] = True
+        checked = np.bincount(codes + 1, minlength=len(values) + 1)[1:] > 0
         bad = np.flatnonzero(np.isnan(values) & checked)
         if len(bad):
             ans.numbers(series, "a mean")  # raises, naming the row and the answer
