@@ -251,6 +251,31 @@ def result_text(labelled: pd.DataFrame) -> str:
     return str(result.frame.attrs["question_texts"]["Q1"])
 
 
+def test_a_question_nobody_answered_keeps_a_row_saying_so() -> None:
+    df = _survey()
+    df["Q9"] = np.nan
+    frame = sk.report.banner(df, ["Q9", "Q2"], banner="channel").frame
+    q9 = frame[frame["question"] == "Q9"]
+    assert set(q9["row"]) == {"(no answers)"}
+    assert set(q9["base"]) == {0} and set(q9["flag"]) == {"suppressed"}
+    assert q9["estimate"].isna().all()
+
+
+def test_a_banner_variable_of_one_level_has_no_tests() -> None:
+    df = _survey()
+    df["everyone"] = "all"
+    result = sk.report.banner(df, ["Q2"], banner=["everyone"], test="columns")
+    assert set(result.frame["letters"]) == {""}
+    assert result.frame.attrs["tests"].empty
+
+
+def test_total_test_grid_has_no_column_letters_in_its_header() -> None:
+    result = sk.report.banner(_survey(), ["Q2"], banner="channel", test="total")
+    assert ("channel", "app") in result.table.columns
+    assert "test='total'" in repr(result)
+    assert "<table" in result._repr_html_()
+
+
 def test_total_false_leaves_the_total_column_out() -> None:
     frame = sk.report.banner(_survey(), ["Q2"], banner="channel", total=False).frame
     assert "Total" not in set(frame["banner"])

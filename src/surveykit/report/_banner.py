@@ -65,6 +65,8 @@ REST: Final = "(rest)"
 """The ``column_b`` of a test against the rest of the sample (``test="total"``)."""
 MEAN: Final = "Mean"
 """The ``row`` of a rating or number question's mean."""
+NO_ANSWERS: Final = "(no answers)"
+"""The one row of a question nobody answered (its cells are suppressed)."""
 BASE: Final = "Base"
 BASE_WEIGHTED: Final = "Base (weighted)"
 LOW_BASE: Final = "low base"
@@ -457,6 +459,8 @@ def _question(
         given = {name for name, _ in net_items}
         extra = [(top, scale[-k:]), (bottom, scale[:k])]
         net_items += [(name, members) for name, members in extra if name not in given]
+    if not names and values is None and not net_items:  # nobody answered: say so
+        names, matrix = [NO_ANSWERS], np.zeros((len(ans.labels), 1))
     columns = [matrix]
     for net, members in net_items:
         if not isinstance(members, Sequence) or isinstance(members, str):
