@@ -586,3 +586,12 @@ def test_to_excel_writes_numbers_letters_and_text_as_text(tmp_path: Path) -> Non
     assert any(str(m).endswith("*") for m in marks if m)  # min_base=300: low bases
     assert any("Letters" in str(v) for v in texts)
     assert sheet.page_setup.fitToWidth == 1
+
+
+def test_to_excel_refuses_a_text_a_workbook_cannot_store(tmp_path: Path) -> None:
+    df = _survey()
+    df["Q2"] = df["Q2"].replace({"Price": "Pri\x01ce"})
+    result = sk.report.banner(df, ["Q2"], banner="channel")
+    with pytest.raises(sk.ExportError, match=r"'row'.*U\+0001"):
+        result.to_excel(tmp_path / "banner.xlsx")
+    assert not (tmp_path / "banner.xlsx").exists()

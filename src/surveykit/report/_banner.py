@@ -29,7 +29,13 @@ import numpy.typing as npt
 import pandas as pd
 
 from surveykit._util.atomic import atomic_path
-from surveykit._util.sheets import new_workbook, save_workbook
+from surveykit._util.sheets import (
+    CANNOT_STORE,
+    check_frame,
+    control_character,
+    new_workbook,
+    save_workbook,
+)
 from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
@@ -37,7 +43,7 @@ from surveykit.analysis._crosstab import column_letters
 from surveykit.analysis._design import Design, design_of, linearised_only
 from surveykit.analysis._inputs import FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p, two_sided_t_p
-from surveykit.errors import AnalysisInputError, CodebookError
+from surveykit.errors import AnalysisInputError, CodebookError, ExportError
 from surveykit.report._codebook import Codebook, Question, code_text
 
 Test = Literal["columns", "total"]
@@ -1065,6 +1071,11 @@ def _write_excel(frame: pd.DataFrame, path: Path) -> None:
     attrs = frame.attrs
     weighted = bool(attrs.get("weights"))
     texts: Mapping[str, str] = attrs.get("question_texts") or {}
+    # a text an .xlsx file cannot store is refused, naming it, before anything is written
+    check_frame(frame[["question", "row", "banner", "column"]])
+    for key, text in texts.items():
+        if character := control_character(str(text)):
+            raise ExportError(f"question text of {key!r}: {CANNOT_STORE.format(character)}")
     columns = list(dict.fromkeys(zip(frame["banner"], frame["column"], strict=True)))
     position = {key: i for i, key in enumerate(columns)}
     book = new_workbook()
