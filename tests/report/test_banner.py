@@ -462,6 +462,15 @@ def test_missing_banner_values_are_a_column_that_is_shown_but_not_tested() -> No
     assert frame.attrs["column_letters"]["region"] == {"East": "A", "North": "B", "South": "C"}
 
 
+def test_banner_levels_are_named_as_text() -> None:
+    df = _survey()
+    df["renewed"] = np.arange(len(df)) % 2 == 0
+    df["wave"] = (np.arange(len(df)) % 3 + 1).astype(float)
+    frame = sk.report.banner(df, ["Q2"], banner=["renewed", "wave"]).frame
+    assert list(frame.loc[frame["banner"] == "renewed", "column"].unique()) == ["False", "True"]
+    assert list(frame.loc[frame["banner"] == "wave", "column"].unique()) == ["1", "2", "3"]
+
+
 def test_no_missing_column_without_missing_values() -> None:
     frame = sk.report.banner(_survey(), ["Q2"], banner="channel").frame
     assert "(missing)" not in set(frame["column"])

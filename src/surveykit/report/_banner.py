@@ -16,10 +16,11 @@ milliseconds per question; on a design the tests are the design-based domain con
 
 from __future__ import annotations
 
+import hashlib
 import math
 import os
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from itertools import combinations
 from pathlib import Path
 from typing import Any, Final, Literal
@@ -173,6 +174,9 @@ class _Column:
     labels: list[str]
     ids: IntArray  # per respondent its column, 0..len(labels)-1
     tested: npt.NDArray[np.bool_]  # per column: in the tests (the missing column is not)
+    # a design's degrees of freedom per pair of columns, by (tested columns, answered rows):
+    # questions answered by the same respondents share them
+    dof: dict[tuple[bytes, bytes], FloatArray] = field(default_factory=dict)
 
 
 def banner(
@@ -388,11 +392,18 @@ def _columns(df: pd.DataFrame, variables: list[str], total: bool) -> list[_Colum
         grouped = inputs.groups(df, variable)
         values = grouped.frame[variable]
         missing = values.isna().to_numpy()
-        labels = [
-            MISSING if m else inputs.number_label(v) for v, m in zip(values, missing, strict=True)
-        ]
+        labels = [_level(v, m) for v, m in zip(values, missing, strict=True)]
         out.append(_Column(variable, labels, grouped.ids, ~missing))
     return out
+
+
+def _level(value: Any, missing: bool) -> str:
+    """A banner level as its column's name: ``"(missing)"``, ``"True"``, ``"3"`` for 3.0."""
+    if missing:
+        return MISSING
+    if isinstance(value, bool | np.bool_):
+        return str(bool(value))
+    return inputs.number_label(value)
 
 
 # -- a question's rows ----------------------------------------------------------------------
@@ -759,7 +770,10 @@ def _pairs(
     positions[keep] = np.arange(len(keep))
     ids = np.where(column.ids >= 0, positions[np.maximum(column.ids, 0)], -1).astype(np.int64)
     k = len(keep)
-    dof_table = between.pair_degrees_of_freedom(design, ids, k, answered)
+    key = (tested.tobytes(), hashlib.sha1(answered.tobytes()).digest())
+    dof_table = column.dof.get(key)
+    if dof_table is None:
+        dof_table = column.dof[key] = between.pair_degrees_of_freedom(design, ids, k, answered)
     a = np.array([x for x, _ in pairs])
     b = np.array([y for _, y in pairs])
     p_parts, larger_parts = _design_tests(question, design, ids, k, a, b, dof_table[a, b])
