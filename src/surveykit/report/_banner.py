@@ -392,7 +392,7 @@ def _columns(df: pd.DataFrame, variables: list[str], total: bool) -> list[_Colum
         grouped = inputs.groups(df, variable)
         values = grouped.frame[variable]
         missing = values.isna().to_numpy()
-        labels = [_level(v, m) for v, m in zip(values, missing, strict=True)]
+        labels = [_level(v, bool(m)) for v, m in zip(values, missing, strict=True)]
         out.append(_Column(variable, labels, grouped.ids, ~missing))
     return out
 
