@@ -152,7 +152,7 @@ def _print_summary(frame: pd.DataFrame, survey: str, name: str, by: str | None) 
     )
     if not len(frame):
         return
-    typer.echo(analysis.response_funnel(frame, by=by).to_string(index=False))
+    typer.echo(analysis.response_funnel(frame, by=by).round(1).to_string(index=False))
     groups = list(frame.groupby(by, observed=True)) if by else [(survey, frame)]
     for group, part in groups:
         for question, kind in analysis.question_kinds(part).items():
@@ -161,7 +161,7 @@ def _print_summary(frame: pd.DataFrame, survey: str, name: str, by: str | None) 
             values = pd.to_numeric(part[question], errors="coerce").dropna()
             line = f"{group} {question}: {len(values)} ratings, mean {values.mean():.1f}"
             if analysis.is_nps_scale(part[question]):
-                line += f", NPS {analysis.nps(part, question).iloc[0]['nps']:+.0f}"
+                line += f", NPS {analysis.nps(part, question).iloc[0]['estimate']:+.0f}"
             typer.echo(line)
 
 

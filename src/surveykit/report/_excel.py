@@ -25,6 +25,16 @@ WEIGHTED: Final = "#,##0.0"
 MEAN: Final = "0.00"
 SCORE: Final = "0.0"
 P_VALUE: Final = "0.0000"
+FLAG_MARKS: Final = {"unreliable": "\u2021", "review": "\u2020"}
+"""The mark beside a flagged estimate (``flag`` column, see ``docs/analysis.md``)."""
+FLAG_LEGEND: Final = (
+    "\u2021 unreliable: effective sample size under 30, or too wide an interval (NCHS data "
+    "presentation standards for proportions; for means and totals, n under 30 or a relative "
+    "standard error of 30% or more); \u2020 review: fewer than 8 degrees of freedom, an "
+    "estimate of 0% or 100%, or a complement that would be suppressed. The flag_reason "
+    "column names the rule."
+)
+FLAG_MARK_COLUMN: Final = "\x00flag mark"
 _SHEET_BAD: Final = re.compile(r"[\[\]:*?/\\]")
 _PROPORTION_COLUMNS: Final = frozenset(
     {"estimate", "se", "ci_low", "ci_high", "estimate_a", "estimate_b", "difference"}
@@ -60,8 +70,11 @@ def to_excel(
     crosstab (``attrs`` with ``letters`` / ``column_letters`` / ``test``) is written wide:
     each group's column percentage with its significance letters beside it, the group's
     own letter in the header, and the chi-square test (chi2, df, p-value, Cramér's V, n)
-    below the table. Every text (answers, labels, question texts) is written as text,
-    exactly as it is: one that starts with ``=`` is no formula.
+    below the table. An estimate table with a ``flag`` column (reliability, see
+    ``docs/analysis.md``) gets a mark right after each flagged estimate (``\u2021``
+    unreliable, ``\u2020`` review) and a legend under the table. Every text (answers,
+    labels, question texts) is written as text, exactly as it is: one that starts with
+    ``=`` is no formula.
 
     Args:
         tables: ``{sheet name: frame}``, or frames named from their ``attrs``
@@ -162,7 +175,8 @@ def _format(column: str, frame: pd.DataFrame) -> str | None:
     if pd.api.types.is_integer_dtype(series.dtype):
         return COUNT
     counts = ("count", "n", "n_eff", "n_a", "n_b")
-    if pd.api.types.is_float_dtype(series.dtype) and column in counts:
+    weighted = column in counts or column.endswith("_weighted")
+    if pd.api.types.is_float_dtype(series.dtype) and weighted:
         return WEIGHTED
     return None
 
@@ -188,22 +202,32 @@ def _table_sheet(sheet: Any, frame: pd.DataFrame) -> None:
     interval = "ci_low" in columns and "ci_high" in columns
     level = frame.attrs.get("ci", 0.95)
     ci_name = f"{100 * float(level):g}% CI" if isinstance(level, int | float) else "CI"
-    names = [*columns, ci_name] if interval else columns
+    flagged = "flag" in columns and "estimate" in columns
+    # a flagged estimate gets its mark in a narrow column right after the figure
+    slots = [*columns]
+    if flagged:
+        slots.insert(columns.index("estimate") + 1, FLAG_MARK_COLUMN)
+    names = [*slots, ci_name] if interval else slots
     top = _title(sheet, frame)
-    _header(sheet, top, names)
+    _header(sheet, top, [n if n != FLAG_MARK_COLUMN else "" for n in names])
     formats = {c: _format(c, data) for c in columns}
     for r, row in enumerate(data.itertuples(index=False), start=top + 1):
         values = dict(zip(columns, row, strict=True))
-        for c, name in enumerate(columns, start=1):
+        for c, name in enumerate(slots, start=1):
+            if name == FLAG_MARK_COLUMN:
+                sheet.cell(r, c, FLAG_MARKS.get(str(values["flag"])))
+                continue
             cell = sheet.cell(r, c, _value(values[name]))
             if formats[name] and isinstance(cell.value, int | float):
                 cell.number_format = formats[name]
         if interval:
             text = _interval(values["ci_low"], values["ci_high"], formats["ci_low"])
-            sheet.cell(r, len(columns) + 1, text)
+            sheet.cell(r, len(slots) + 1, text)
     for c, name in enumerate(names, start=1):
-        width = max(len(name) + 2, 10 if name != ci_name else 18)
+        width = 3 if name == FLAG_MARK_COLUMN else max(len(name) + 2, 10 if name != ci_name else 18)
         sheet.column_dimensions[_letter(c)].width = min(width, 40)
+    if flagged and data["flag"].astype(str).isin(list(FLAG_MARKS)).any():
+        sheet.cell(top + len(data) + 2, 1, FLAG_LEGEND)
 
 
 def _letter(column: int) -> str:
@@ -243,7 +267,7 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
     _header(sheet, top, names)
     numbers = frame.to_numpy(dtype="float64", na_value=math.nan)
     finite = numbers[~pd.isna(numbers)]
-    if _are_counts(frame, attrs.get("counts")):
+    if _are_counts(frame, attrs.get("counts_weighted", attrs.get("counts"))):
         number_format = COUNT
     elif finite.size and float(finite.max()) <= 1.0:
         number_format = PERCENT
