@@ -500,6 +500,12 @@ def test_bad_input_is_a_clear_error(kwargs: dict[str, Any], message: str) -> Non
         sk.report.banner(_survey(), options.pop("questions"), **options)
 
 
+def test_a_replicate_design_is_refused_naming_what_to_use() -> None:
+    replicates = sk.Design(_survey()).replicates("jk1")
+    with pytest.raises(AnalysisInputError, match="banner on a replicate design"):
+        sk.report.banner(replicates, ["Q1"], banner="channel")
+
+
 def test_a_free_text_question_is_refused() -> None:
     codebook = Codebook([Question("Q2", "Why?", "text")])
     with pytest.raises(AnalysisInputError, match="'Q2' is a text question in the codebook"):

@@ -41,7 +41,7 @@ from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._crosstab import column_letters
-from surveykit.analysis._design import Design, design_of, linearised_only
+from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._inputs import FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p, two_sided_t_p
 from surveykit.errors import AnalysisInputError, CodebookError, ExportError
@@ -179,6 +179,15 @@ class _Column:
     dof: dict[tuple[bytes, bytes], FloatArray] = field(default_factory=dict)
 
 
+def _linearised_only(design: Design | None) -> None:
+    """Refuse a replicate design: the banner's design tests are checked against R linearised."""
+    if design is not None and type(design).__name__ == "ReplicateDesign":
+        raise AnalysisInputError(
+            "banner on a replicate design is not offered yet (its letters are checked against "
+            "R on linearised designs only): use the Design the replicates came from"
+        )
+
+
 def banner(
     data: pd.DataFrame | Design,
     questions: str | Sequence[str],
@@ -283,7 +292,7 @@ def banner(
     ):
         raise AnalysisInputError(f"top_box must be a whole number of scale points, not {top_box!r}")
     df, design = design_of(data, weights)
-    linearised_only(design, "banner")
+    _linearised_only(design)
     keys = [questions] if isinstance(questions, str) else list(questions)
     variables = [banner] if isinstance(banner, str) else list(banner)
     if not keys:
