@@ -194,7 +194,9 @@ class Messages(Schedule):
                 status="Scheduled",
                 reply=request.reply,
                 lookup=looked,
-                timeout_minutes=request.timeout or DEFAULT_REPLY_TIMEOUT,
+                timeout_minutes=(
+                    DEFAULT_REPLY_TIMEOUT if request.timeout is None else request.timeout
+                ),
                 windows=[w.to_wire() for w in request.window or []],
                 segments=sms.segments(request.message) if channel == "SMS" else 1,
                 carrier=info.carrier,

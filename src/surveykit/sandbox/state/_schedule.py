@@ -169,12 +169,18 @@ class Schedule(StateCore):
         message.status = "Delivered" if delivered else "Failed"
         self.emit("Receipt", at=at, status=message.status, **common, **lookup_fields)
         if message.reply and message.channel != "Email":
-            message.open_for_reply = True
-            message.expires_at = at + timedelta(
-                minutes=message.timeout_minutes or DEFAULT_REPLY_TIMEOUT
-            )
-            self.open_replies.setdefault(message.destination, []).append(message.key)
-            self._due_changed()
+            minutes = message.timeout_minutes
+            if minutes is None:
+                minutes = DEFAULT_REPLY_TIMEOUT
+            # The reference gives timeout no minimum: 0 or less keeps the message open for
+            # no time at all, so its window closes as it goes out (no reply is matched to it).
+            message.expires_at = at + timedelta(minutes=max(minutes, 0))
+            if minutes > 0:
+                message.open_for_reply = True
+                self.open_replies.setdefault(message.destination, []).append(message.key)
+                self._due_changed()
+            else:
+                self._expire(message)
         self._mark_invited(message, at)
         self._save("message", message.key, message)
 
