@@ -233,8 +233,9 @@ class SandboxApp(Starlette):
             if message["type"] == "http.response.start":
                 status.append(message["status"])
                 if has_body:  # the body is left unread: close rather than read it
-                    headers = [(k, v) for k, v in message.get("headers", [])
-                               if k.lower() != b"connection"]
+                    headers = [
+                        (k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"
+                    ]
                     message = {**message, "headers": [*headers, (b"connection", b"close")]}
             await send(message)
 
