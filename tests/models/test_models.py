@@ -126,8 +126,10 @@ def test_sort_order_is_a_strict_int32(value: Any) -> None:
 
 
 @pytest.mark.parametrize("value", [INT32_MIN, INT32_MAX, str(INT32_MIN), str(INT32_MAX), "0", 1])
-def test_survey_id_and_sort_order_take_the_whole_int32_range(value: Any) -> None:
+def test_survey_id_sort_order_and_timeout_take_the_whole_int32_range(value: Any) -> None:
     assert SendRequest(**MESSAGE, survey_id=value).to_wire()["surveyId"] == int(value)
+    # timeout too: the reference gives it no minimum (0 and "-5" are int32s)
+    assert SendRequest(**MESSAGE, timeout=value).to_wire()["timeout"] == int(value)
     assert ResultsRequest(sort_order=value).to_wire()["sortOrder"] == int(value)
 
 

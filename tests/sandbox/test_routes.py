@@ -142,11 +142,13 @@ def test_import_unknown_reference_is_404_problem_details(client: Client) -> None
     assert "NO-SUCH-SURVEY" in (info.value.problem.detail or "")
 
 
-def test_import_records_that_are_not_objects_are_per_record_errors(raw: httpx.Client) -> None:
+def test_import_records_that_are_not_objects_refuse_the_body(raw: httpx.Client) -> None:
+    # The reference's list is an array of objects: anything else is a type it cannot read
+    # (a 400 for the body, not per-record errors; tests/sandbox/test_exact.py has more).
     response = raw.post("/v3.2/Data/Import", json={"reference": "CSAT-SMS-2026",
                                                    "list": ["x", 3]})
-    assert response.status_code == 200
-    assert [item["status"] for item in response.json()] == ["Error", "Error"]
+    assert response.status_code == 400
+    assert list(response.json()["errors"]) == ["list.0"]
 
 
 # ------------------------------------------------------------------ keywords

@@ -215,7 +215,7 @@ class SendRequest(RequestModel):
     window: list[Window] | None = None
     lookup: bool | None = None
     test: bool | None = None
-    timeout: Annotated[WireInt, Field(ge=1, le=2**31 - 1)] | None = None
+    timeout: Annotated[WireInt, Field(ge=-(2**31), le=2**31 - 1)] | None = None
     type: MessageType | None = None
     on_behalf: str | None = None
     survey_id: Annotated[WireInt, Field(ge=-(2**31), le=2**31 - 1)] | None = None

@@ -20,7 +20,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
+from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from surveykit.sandbox.http import _control, _control_respondents, _openapi, _routes
@@ -215,10 +215,15 @@ class SandboxApp(Starlette):
     ) -> None:
         """Routes without a token (short links, the OpenAPI document): GET and HEAD only.
 
-        They take no body; what they refuse goes to the ring of refused requests.
+        They take no body; what they refuse goes to the ring of refused requests. Routing
+        comes first: an unknown path or method is the 404 or 405 it is without a body
+        (``POST /api/v3.2/Message`` is a 404, as the platform answers a route it does not
+        have), and only a request a route would take is a 413 for its body. A body is never
+        read here; when one was sent, the answer closes the connection.
         """
         state, path, method = self.sandbox_state, scope["path"], scope["method"]
-        if framing and declared != 0:
+        has_body = framing and declared != 0
+        if has_body and self._routed(scope):
             state.refuse(method, path, 413, declared, "a body on a route that takes none")
             await _too_large(path, limit=0)(scope, receive, send)
             return
@@ -227,6 +232,11 @@ class SandboxApp(Starlette):
         async def capture(message: Message) -> None:
             if message["type"] == "http.response.start":
                 status.append(message["status"])
+                if has_body:  # the body is left unread: close rather than read it
+                    headers = [
+                        (k, v) for k, v in message.get("headers", []) if k.lower() != b"connection"
+                    ]
+                    message = {**message, "headers": [*headers, (b"connection", b"close")]}
             await send(message)
 
         await super().__call__(scope, receive, capture)
@@ -245,6 +255,10 @@ class SandboxApp(Starlette):
                 user=user.name if user else None,
                 status=code,
             )
+
+    def _routed(self, scope: Scope) -> bool:
+        """Whether a route takes this path and method (so its handler would run)."""
+        return any(route.matches(scope)[0] == Match.FULL for route in self.router.routes)
 
 
 class _TooLarge(Exception):

@@ -34,7 +34,11 @@ from surveykit.sandbox.state._errors import (
     validation,
 )
 from surveykit.sandbox.state._records import KeywordRecord, ShortLink, iso
-from surveykit.sandbox.state._strict import boolean_errors
+from surveykit.sandbox.state._strict import (
+    boolean_errors,
+    import_list_errors,
+    message_shape_errors,
+)
 
 Handler = Callable[[Request], Awaitable[Response]]
 
@@ -153,8 +157,9 @@ def parse_send_request(body: Any) -> SendRequest:
         data["window"] = [
             fold(w, WINDOW_FIELDS, "Window") if isinstance(w, dict) else w for w in window
         ]
-    elif isinstance(window, dict):
-        data["window"] = [fold(window, WINDOW_FIELDS, "Window")]
+    wrong = message_shape_errors(data)
+    if wrong:
+        raise validation(wrong)
     message: SendRequest = _validate(SendRequest, data)
     return message
 
@@ -215,6 +220,8 @@ async def import_data(request: Request) -> Response:
         errors["reference"] = ["The reference field is required (at least 1 character)."]
     if not isinstance(records, list):
         errors["list"] = ["The list field is required: an array of records."]
+    else:
+        errors.update(import_list_errors(records))
     if errors:
         raise validation(errors)
     assert isinstance(reference, str) and isinstance(records, list)

@@ -7,22 +7,27 @@ returns a domain value (the answer's body), or raises a
 lock guards everything.
 
 ==================  ==================================================================
-``_core``           :class:`StateCore`: records, lock, store, counters, transactions,
-                    users, journal, events, save and restore
+``_core``           :class:`StateCore`: lock, store, clock, counters, transactions,
+                    journal, events, save and restore of those
+``_account``        users and tokens, email routes, webhooks, the account callback
 ``_clock``          :class:`Clock`, :class:`Fault` and :class:`Faults`
 ``_callback``       :func:`callback_target`: Callback parameters as delivery settings
-``_schedule``       what the clock makes happen: held sends go out, reply windows close
-``_messages``       POST Message, Message/SendEmail, GET Message/Lookup
-``_inbound``        replies, the stop list, carrier status updates
+``_stoplist``       the stop list
+``_messages``       POST Message, Message/SendEmail, GET Message/Lookup; held sends and
+                    reply windows
+``_schedule``       what the clock makes happen, in time order
+``_inbound``        replies, STOP/UNSTOP, carrier status updates
 ``_surveys``        Data/Import, simulated answers, what GetResults covers
 ``_keywords``       the Keyword routes
 ``_links``          TinyUrl and clicks
 ``_respondents``    simulated respondents: answers, reminders, STOP, failed deliveries
+``_state``          :class:`SandboxState`: one object per group, composed and wired
 ==================  ==================================================================
 
-Each endpoint group is a mixin over the core (they share its records and lock, and call
-each other's steps: a keyword's auto-reply is a send, a reply to a survey message is an
-answer); :class:`SandboxState` is their union, so callers see one object.
+Each endpoint group is an object of its own over the shared core; it owns its records and
+is handed the groups it talks to (a keyword's auto-reply is a send through the messages, a
+reply to a survey message is an answer given to the surveys). :class:`SandboxState` builds
+and wires them, so callers see one object.
 """
 
 from __future__ import annotations

@@ -9,14 +9,30 @@ from surveykit.models import UrlRequest
 from surveykit.sandbox.state import _rules
 from surveykit.sandbox.state._core import StateCore
 from surveykit.sandbox.state._errors import Problem, validation
+from surveykit.sandbox.state._messages import Messages
 from surveykit.sandbox.state._records import MessageRecord, ShortLink
 
 MAX_LINKS: Final = 1_000
 """The largest RegisterList the sandbox takes in one request (the reference: not shown)."""
 
 
-class Links(StateCore):
-    """Short links and their clicks."""
+class Links:
+    """Short links and their clicks (a Click event carries the message that held the link)."""
+
+    def __init__(self, core: StateCore, messages: Messages) -> None:
+        self.core = core
+        self.messages = messages
+        self.clear()
+
+    def clear(self) -> None:
+        """No links."""
+        self.links: dict[str, ShortLink] = {}
+
+    def restore(self, saved: dict[str, dict[str, dict[str, Any]]]) -> None:
+        """Rebuild the links from the store."""
+        for value in saved.get("link", {}).values():
+            link = ShortLink.from_json(value)
+            self.links[link.key] = link
 
     def register_link(self, request: UrlRequest) -> ShortLink:
         """Make (or reuse) a short link; see ``docs/sandbox.md`` for the rules."""
@@ -35,7 +51,7 @@ class Links(StateCore):
                     ]
                 }
             )
-        with self.transaction():
+        with self.core.transaction():
             if tag is not None:
                 existing = self.links.get(f"{domain or ''}/{tag}")
                 if existing is not None:
@@ -45,7 +61,7 @@ class Links(StateCore):
                 link = ShortLink(
                     code=tag,
                     full_url=request.full_url,
-                    created=self.now(),
+                    created=self.core.now(),
                     domain=domain,
                     slashtag=tag,
                 )
@@ -55,20 +71,20 @@ class Links(StateCore):
                         if existing.domain == domain and existing.full_url == request.full_url:
                             return existing
                 while True:
-                    code = _rules.short_code(self.seed, self._next("link"))
+                    code = _rules.short_code(self.core.seed, self.core.next("link"))
                     if f"{domain or ''}/{code}" not in self.links:
                         break
                 link = ShortLink(
-                    code=code, full_url=request.full_url, created=self.now(), domain=domain
+                    code=code, full_url=request.full_url, created=self.core.now(), domain=domain
                 )
             self.links[link.key] = link
-            self._save("link", link.key, link)
-            self._save_meta()
+            self.core.save("link", link.key, link)
+            self.core.save_meta()
             return link
 
     def find_link(self, host: str | None, code: str) -> ShortLink | None:
         """The link a short URL names: on its custom domain, else on the sandbox's host."""
-        with self.lock:
+        with self.core.lock:
             if host:
                 link = self.links.get(f"{host.lower()}/{code}")
                 if link is not None:
@@ -82,10 +98,10 @@ class Links(StateCore):
         Destination, MetaData and Callback settings): the latest message to ``by`` whose
         text holds the link, or, without ``by``, the only message that holds it.
         """
-        with self.transaction():
+        with self.core.transaction():
             link.clicks += 1
-            link.last_click = self.now()
-            self._save("link", link.key, link)
+            link.last_click = self.core.now()
+            self.core.save("link", link.key, link)
             carrier = self._message_with_link(link, by)
             fields: dict[str, Any] = {"destination": by}
             if carrier is not None:
@@ -95,7 +111,7 @@ class Links(StateCore):
                     "segments": carrier.segments,
                     "callback": carrier.callback,
                 }
-            self.emit(
+            self.core.emit(
                 "Click",
                 source=short_url,
                 message=link.full_url,
@@ -109,7 +125,7 @@ class Links(StateCore):
         pattern = re.compile(re.escape(f"/{link.code}") + r"(?![A-Za-z0-9_-])")
         found = [
             m
-            for m in self.messages.values()
+            for m in self.messages.messages.values()
             if pattern.search(m.text)
             and (by is None or m.destination.lower() == by.strip().lower())
         ]

@@ -3,15 +3,21 @@
 Every rule of the reference is applied before a message is accepted; the destination
 checks the client side knows too (stop list, blocked, failed lookup, landline) are the
 platform's, :func:`surveykit.rules.delivery.destination_refusal`. An accepted message is held
-until its ``when`` and windows allow it (:func:`surveykit.rules.windows.next_allowed`), then
-goes out through :class:`~surveykit.sandbox.state._schedule.Schedule`.
+until its ``when`` and windows allow it (:func:`surveykit.rules.windows.next_allowed`); the
+:class:`~surveykit.sandbox.state._schedule.Schedule` lets it go out (:meth:`Messages.dispatch`)
+and its reply window close (:meth:`Messages.expire`) when the clock reaches them.
+
+:class:`Messages` owns the messages, the held sends and the reply windows open per number;
+it reads the stop list and the account's email routes, tells the surveys whom a message
+invited, and asks the simulated respondents (through :attr:`Messages.contact`, a hook)
+whether a message reaches its destination.
 """
 
 from __future__ import annotations
 
 import bisect
-from collections.abc import Mapping, Sequence
-from datetime import datetime
+from collections.abc import Callable, Mapping, Sequence
+from datetime import datetime, timedelta
 from typing import Any, Final
 
 from surveykit.models import CallbackSettings, EmailRequest, SendRequest
@@ -21,13 +27,24 @@ from surveykit.rules import delivery, sms
 from surveykit.rules.windows import next_allowed
 from surveykit.sandbox.state import _numbers, _rules
 from surveykit.sandbox.state._callback import callback_target
-from surveykit.sandbox.state._core import CALLBACK_USER, User
+from surveykit.sandbox.state._core import CALLBACK_USER, StateCore, User
 from surveykit.sandbox.state._errors import Rejection, TextError, errors_of, validation
 from surveykit.sandbox.state._records import CallbackTarget, MessageRecord, iso
-from surveykit.sandbox.state._schedule import DEFAULT_REPLY_TIMEOUT, Schedule
+from surveykit.sandbox.state._stoplist import StopList
 from surveykit.sandbox.state._strict import boolean_errors
+from surveykit.sandbox.state._surveys import Surveys
 
 _CHANNELS: Final = {0: "SMS", 1: "WhatsApp", 2: "Facebook", 3: "WhatsAppTemplate"}
+
+DEFAULT_REPLY_TIMEOUT: Final = 4320
+"""Minutes a reply message stays open (the reference's default: 3 days)."""
+
+Contact = Callable[[MessageRecord, datetime], bool]
+"""Note that a message reached its destination at a time; whether it fails there."""
+
+
+def _no_contact(message: MessageRecord, at: datetime) -> bool:
+    return False
 
 
 def _send_body(
@@ -49,8 +66,37 @@ def _refusal_body(status: str, carrier: str, number_type: str) -> dict[str, Any]
     return _send_body("Unknown", status, carrier, status == delivery.REACHABLE, number_type)
 
 
-class Messages(Schedule):
-    """Sending: messages, email and number lookups."""
+class Messages:
+    """Sending: messages, email and number lookups; held sends and open reply windows."""
+
+    def __init__(self, core: StateCore, stops: StopList, surveys: Surveys) -> None:
+        self.core = core
+        self.stops = stops
+        self.surveys = surveys
+        self.contact: Contact = _no_contact
+        """Called as each message goes out: the simulated respondents' hook (whether the
+        message fails at its destination)."""
+        self.clear()
+
+    def clear(self) -> None:
+        """No messages, nothing held, no reply window open."""
+        self.messages: dict[str, MessageRecord] = {}
+        self.scheduled: list[tuple[datetime, str]] = []
+        self.open_replies: dict[str, list[str]] = {}
+
+    def restore(self, saved: dict[str, dict[str, dict[str, Any]]]) -> None:
+        """Rebuild the messages, the held sends and the open reply windows from the store."""
+        messages = sorted(
+            (MessageRecord.from_json(v) for v in saved.get("message", {}).values()),
+            key=lambda m: m.message_id,
+        )
+        messages.sort(key=lambda m: (m.created, m.key))
+        for message in messages:
+            self.messages[message.key] = message
+            if message.status == "Scheduled" and message.scheduled_for is not None:
+                bisect.insort(self.scheduled, (message.scheduled_for, message.key))
+            if message.open_for_reply:
+                self.open_replies.setdefault(message.destination, []).append(message.key)
 
     # ----------------------------------------------------------------- lookup
 
@@ -71,7 +117,7 @@ class Messages(Schedule):
                 }
             )
         info = _numbers.lookup_number(number)
-        with self.transaction():
+        with self.core.transaction():
             if info.outcome == "lookup-error":
                 raise Rejection(
                     {
@@ -82,8 +128,8 @@ class Messages(Schedule):
                         "numberType": "Unknown",
                     }
                 )
-            message_id = self.next_message_id()
-            self._save_meta()
+            message_id = self.core.next_message_id()
+            self.core.save_meta()
         status = "Blocked" if info.outcome == "blocked" else "Success"
         return {
             "messageID": message_id,
@@ -158,10 +204,10 @@ class Messages(Schedule):
         looked = bool(request.lookup)
         carrier = info.carrier if looked else "Unknown"
         number_type = info.number_type if looked else "Unknown"
-        with self.transaction():
-            now = self.now()
+        with self.core.transaction():
+            now = self.core.now()
             refusal = delivery.destination_refusal(
-                stopped=destination in self.stop_list,
+                stopped=destination in self.stops,
                 blocked=info.outcome == "blocked",
                 lookup=looked,
                 lookup_failed=info.outcome == "lookup-error",
@@ -181,7 +227,7 @@ class Messages(Schedule):
                 replies = sum(1 for m in self.messages.values() if m.message_id == keep_id)
                 key = f"{keep_id}/reply-{replies}"
             else:
-                message_id = key = self.next_message_id()
+                message_id = key = self.core.next_message_id()
             message = MessageRecord(
                 message_id=message_id,
                 key=key,
@@ -194,7 +240,9 @@ class Messages(Schedule):
                 status="Scheduled",
                 reply=request.reply,
                 lookup=looked,
-                timeout_minutes=request.timeout or DEFAULT_REPLY_TIMEOUT,
+                timeout_minutes=(
+                    DEFAULT_REPLY_TIMEOUT if request.timeout is None else request.timeout
+                ),
                 windows=[w.to_wire() for w in request.window or []],
                 segments=sms.segments(request.message) if channel == "SMS" else 1,
                 carrier=info.carrier,
@@ -204,15 +252,15 @@ class Messages(Schedule):
                 on_behalf=request.on_behalf,
                 user=user.name,
             )
-            self._accept(message, request.when, request.window or [])
+            self.accept(message, request.when, request.window or [])
             return _send_body(message.message_id, "Sent", carrier, reachable, number_type)
 
     def _refuse(self, request: SendRequest, body: dict[str, Any]) -> dict[str, Any]:
         # Without an account callback the refusal is a 400; with one, the platform answers
         # 200 and reports the failed destination check as a Lookup callback.
-        if self.account_callback is None:
+        if self.core.account.account_callback is None:
             raise Rejection(body)
-        self.emit(
+        self.core.emit(
             "Lookup",
             source=request.source,
             destination=request.destination,
@@ -226,10 +274,9 @@ class Messages(Schedule):
         )
         return body
 
-    def _accept(
-        self, message: MessageRecord, when: datetime | None, windows: Sequence[Any]
-    ) -> None:
-        now = self.now()
+    def accept(self, message: MessageRecord, when: datetime | None, windows: Sequence[Any]) -> None:
+        """Take an accepted message: journal it, and send it now or hold it (the lock held)."""
+        now = self.core.now()
         start = max(now, when) if when is not None else now
         # An empty Window list in a request reads as no windows (as if absent).
         due = next_allowed(windows or None, start)
@@ -244,7 +291,7 @@ class Messages(Schedule):
         }
         if message.reply_to_event is not None:
             body["replyToEvent"] = message.reply_to_event
-        self.record(
+        self.core.record(
             kind,
             message_id=message.message_id,
             destination=message.destination,
@@ -254,12 +301,12 @@ class Messages(Schedule):
             body=body,
         )
         if due <= now:
-            self._dispatch(message, now)
+            self.dispatch(message, now)
         else:
             bisect.insort(self.scheduled, (due, message.key))
-            self._save("message", message.key, message)
-            self._due_changed()
-        self._save_meta()
+            self.core.save("message", message.key, message)
+            self.core.due_changed()
+        self.core.save_meta()
 
     def send_callback_reply(
         self, event_seq: int, generation: int, request: SendRequest
@@ -271,8 +318,9 @@ class Messages(Schedule):
         or a :class:`Rejection` as :meth:`send_message` raises. None when the state was
         reset since the event.
         """
-        with self.transaction():
-            event = self.event(event_seq) if generation == self.generation else None
+        with self.core.transaction():
+            core = self.core
+            event = core.event(event_seq) if generation == core.generation else None
             if event is None:
                 return None
             original = event.message_id if event.message_id in self.messages else None
@@ -319,41 +367,124 @@ class Messages(Schedule):
                 settings = None  # the reference: an invalid Callback block is ignored
             if settings is not None:
                 target = callback_target(settings, strict=False)
-        route = self._email_route(request.from_)
+        route = self.core.account.email_route(request.from_)
         if route is None:
             raise TextError("unable to route email")
         if request.test:
             return _send_body("Unknown", "Sent", "Unknown", True, "Unknown")
-        with self.transaction():
-            if request.to.lower() in self.stop_list:
+        with self.core.transaction():
+            if request.to.lower() in self.stops:
                 raise Rejection(
                     _send_body("Unknown", delivery.BLOCKED, "Unknown", False, "Unknown")
                 )
             message = MessageRecord(
-                message_id=self.next_message_id(),
+                message_id=self.core.next_message_id(),
                 channel="Email",
                 source=route["address"],
                 destination=request.to,
                 text=request.content,
                 subject=request.subject,
-                created=self.now(),
+                created=self.core.now(),
                 status="Scheduled",
                 metadata=[*token_pairs, *metadata],
                 callback_urls=list(target.urls) if target else [],
                 callback=target.to_json() if target else None,
                 user=user.name,
             )
-            self._accept(message, request.when, [])
+            self.accept(message, request.when, [])
             return _send_body(message.message_id, "Sent", "Unknown", True, "Unknown")
 
-    def _email_route(self, value: str) -> dict[str, str] | None:
-        key = value.strip().lower()
-        if key in self.email_routes:
-            return self.email_routes[key]
-        for route in self.email_routes.values():
-            if route.get("address", "").lower() == key:
-                return route
+    # ----------------------------------------------------------------- out, and closed
+
+    def dispatch(self, message: MessageRecord, at: datetime) -> None:
+        """A message goes out at ``at``: its receipts, its reply window, who it invited."""
+        message.status = "Sent"
+        message.sent_at = at
+        common: dict[str, Any] = {
+            "source": message.source,
+            "destination": message.destination,
+            "message": message.text,
+            "message_id": message.message_id,
+            "segments": message.segments,
+            "metadata": message.metadata,
+            "lookup": message.lookup,
+            "callback": message.callback,
+        }
+        lookup_fields: dict[str, Any] = {
+            "carrier": message.carrier,
+            "reachable": message.reachable,
+            "number_type": message.number_type,
+        }
+        self.core.emit("Receipt", at=at, status="Sent", **common, **lookup_fields)
+        undeliverable = self.contact(message, at)
+        delivered = not undeliverable and delivery.delivered(
+            message.channel, reachable=message.reachable, number_type=message.number_type
+        )
+        message.status = "Delivered" if delivered else "Failed"
+        self.core.emit("Receipt", at=at, status=message.status, **common, **lookup_fields)
+        if message.reply and message.channel != "Email":
+            minutes = message.timeout_minutes
+            if minutes is None:
+                minutes = DEFAULT_REPLY_TIMEOUT
+            # The reference gives timeout no minimum: 0 or less keeps the message open for
+            # no time at all, so its window closes as it goes out (no reply is matched to it).
+            message.expires_at = at + timedelta(minutes=max(minutes, 0))
+            if minutes > 0:
+                message.open_for_reply = True
+                self.open_replies.setdefault(message.destination, []).append(message.key)
+                self.core.due_changed()
+            else:
+                self.expire(message)
+        self.surveys.mark_invited(message, at)
+        self.core.save("message", message.key, message)
+
+    def first_expiry(self, target: datetime | None) -> tuple[datetime, str] | None:
+        """The first reply window to close (by ``target``; None: at any time)."""
+        best: tuple[datetime, str] | None = None
+        for ids in self.open_replies.values():
+            for message_id in ids:
+                expires = self.messages[message_id].expires_at
+                if (
+                    expires is not None
+                    and (target is None or expires <= target)
+                    and (best is None or expires < best[0])
+                ):
+                    best = (expires, message_id)
+        return best
+
+    def expire(self, message: MessageRecord) -> None:
+        """A message's reply window closes: an ``Expired`` receipt ("message timed out")."""
+        message.open_for_reply = False
+        ids = self.open_replies.get(message.destination, [])
+        if message.key in ids:
+            ids.remove(message.key)
+        if not ids:
+            self.open_replies.pop(message.destination, None)
+        self.core.save("message", message.key, message)
+        self.core.emit(
+            "Receipt",
+            at=message.expires_at,
+            source=message.source,
+            destination=message.destination,
+            message=message.text,
+            status="Expired",
+            message_id=message.message_id,
+            segments=message.segments,
+            metadata=message.metadata,
+            callback=message.callback,
+            lookup=message.lookup,
+            carrier=message.carrier,
+            reachable=message.reachable,
+            number_type=message.number_type,
+        )
+
+    def open_message(self, number: str, to: str | None) -> MessageRecord | None:
+        """The latest message open for a reply from ``number`` (sent from ``to``, if given)."""
+        for message_id in reversed(self.open_replies.get(number, [])):
+            message = self.messages[message_id]
+            if to is None or message.source.lstrip("+") == to.lstrip("+"):
+                return message
         return None
 
 
-__all__ = ["Messages"]
+__all__ = ["DEFAULT_REPLY_TIMEOUT", "Contact", "Messages"]

@@ -243,7 +243,9 @@ class Event(Record):
     lookup: bool = False
     test: bool = False
     status: str | None = None
-    segments: int | None = None
+    segments: int = 0
+    """The message's segments; 0 when nothing was sent (a refused destination, a click
+    on a link in no known message): the payload's Segments is always an integer."""
     metadata: list[dict[str, Any]] = field(default_factory=list)
     message_id: str | None = None
     carrier: str | None = None
@@ -267,7 +269,7 @@ class Event(Record):
             "Lookup": self.lookup,
             "Test": self.test,
             "Status": self.status,
-            "Segments": self.segments,
+            "Segments": self.segments or 0,  # an event stored before it was an int
             "MetaData": self.metadata,
             "MessageID": self.message_id,
             "Carrier": self.carrier,

@@ -22,6 +22,11 @@ has a ``surveyId``, else of any survey) who have not completed; a contact also s
 ``invited`` time. Pending actions happen in time order with held sends and reply windows
 (:class:`~._schedule.Schedule`), so GetResults shows an answer only once the clock has
 passed its time. Contacts and pending actions are kept in the store (``--db``).
+
+:class:`Respondents` owns the model, the contacts per address and the planned actions. The
+messages call :meth:`Respondents.contact` as each message goes out; the schedule runs the
+planned actions through :class:`~._schedule.Actions`; a planned STOP is an inbound reply
+(:meth:`~._inbound.Inbound.receive`) and answers go to the surveys.
 """
 
 from __future__ import annotations
@@ -35,7 +40,7 @@ from typing import Any, ClassVar
 from surveykit.sandbox.data import _behaviour
 from surveykit.sandbox.data._behaviour import RespondentModel, address_key
 from surveykit.sandbox.data._campaign import campaign_people, campaign_survey
-from surveykit.sandbox.state._core import CALLBACK_USER
+from surveykit.sandbox.state._core import CALLBACK_USER, StateCore
 from surveykit.sandbox.state._inbound import Inbound
 from surveykit.sandbox.state._records import MessageRecord, Record, Respondent, Survey
 from surveykit.sandbox.state._surveys import Surveys
@@ -61,43 +66,38 @@ class RespondentAction(Record):
     respondents: list[str] = field(default_factory=list)
 
 
-class Respondents(Inbound, Surveys):
+class Respondents:
     """The simulation of respondents over the clock (see the module docstring)."""
 
-    def __init__(self, *, respondents: RespondentModel | None = None, **options: Any) -> None:
-        self._respondents_default = respondents
-        super().__init__(**options)
+    def __init__(
+        self,
+        core: StateCore,
+        surveys: Surveys,
+        inbound: Inbound,
+        model: RespondentModel | None = None,
+    ) -> None:
+        self.core = core
+        self.surveys = surveys
+        self.inbound = inbound
+        self._default = model
+        self.clear()
 
-    def _init_empty(self) -> None:
-        super()._init_empty()
-        self.respondent_model: RespondentModel | None = self._respondents_default
+    def clear(self) -> None:
+        """Back to the model given at the start, no contacts, nothing planned."""
+        self.respondent_model: RespondentModel | None = self._default
         self.sim_contacts: dict[str, int] = {}
         self.sim_queue: list[tuple[datetime, int]] = []
         self.sim_actions: dict[int, RespondentAction] = {}
-        self._by_address: dict[str, set[str]] = {}
-        self.counters["action"] = 0
+        self.core.counters["action"] = 0
 
-    def _restore(self, saved: dict[str, dict[str, dict[str, Any]]]) -> None:
-        super()._restore(saved)
-        for respondent in self.respondents.values():
-            self._index(respondent)
+    def restore(self, saved: dict[str, dict[str, dict[str, Any]]]) -> None:
+        """Rebuild the contacts and planned actions from the store."""
         for key, value in saved.get(_CONTACTS, {}).items():
             self.sim_contacts[key] = int(value["contacts"])
         for value in saved.get(_ACTION, {}).values():
             action = RespondentAction.from_json(value)
             self.sim_actions[action.seq] = action
             bisect.insort(self.sim_queue, (action.due, action.seq))
-
-    def _put_respondent(self, respondent: Respondent) -> None:
-        super()._put_respondent(respondent)
-        self._index(respondent)
-
-    def _index(self, respondent: Respondent) -> None:
-        for address in (respondent.mobile_number, respondent.email_address):
-            if address:
-                self._by_address.setdefault(address_key(address), set()).add(
-                    respondent.respondent_id
-                )
 
     # ----------------------------------------------------------------- settings
 
@@ -106,11 +106,11 @@ class Respondents(Inbound, Surveys):
 
         Actions already planned still happen.
         """
-        with self.transaction():
+        with self.core.transaction():
             self.respondent_model = model
 
     def _seed_of(self, model: RespondentModel) -> int:
-        return self.seed if model.seed is None else model.seed
+        return self.core.seed if model.seed is None else model.seed
 
     def behaviour_of(self, address: str) -> str:
         """What ``address`` does under the current model (one of ``BEHAVIOURS``).
@@ -118,7 +118,7 @@ class Respondents(Inbound, Surveys):
         Raises:
             ValueError: when no model is set.
         """
-        with self.lock:
+        with self.core.lock:
             model = self.respondent_model
         if model is None:
             raise ValueError("respondents: the sandbox does not simulate respondents")
@@ -126,12 +126,12 @@ class Respondents(Inbound, Surveys):
 
     def contacts_of(self, address: str) -> int:
         """How many messages reached ``address`` while respondents were simulated."""
-        with self.lock:
+        with self.core.lock:
             return self.sim_contacts.get(address_key(address), 0)
 
     def pending_actions(self) -> list[RespondentAction]:
         """The simulated respondents' actions still to come, in time order."""
-        with self.transaction():
+        with self.core.transaction():
             return [self.sim_actions[seq] for _, seq in self.sim_queue]
 
     # ----------------------------------------------------------------- a campaign survey
@@ -157,21 +157,22 @@ class Respondents(Inbound, Surveys):
         if source is not None:
             survey.source = source
         people = campaign_people(rows, countries, seed)
-        with self.transaction():
-            existing = self.find_survey(survey.reference)
+        surveys, core = self.surveys, self.core
+        with core.transaction():
+            existing = surveys.find_survey(survey.reference)
             if existing is not None:
                 raise ValueError(f"reference: a survey {existing.reference!r} exists already")
-            for other in self.surveys.values():
+            for other in surveys.surveys.values():
                 if other.survey_id == survey.survey_id:
                     raise ValueError(
                         f"survey_id: {survey.survey_id} is the id of survey {other.reference!r}"
                     )
-            self._put_survey(survey)
-            now = self.now()
+            surveys.put(survey)
+            now = core.now()
             for person in people:
-                self._put_respondent(
+                surveys.put_respondent(
                     Respondent(
-                        respondent_id=f"{survey.survey_id}{self._next('respondent'):06d}",
+                        respondent_id=f"{survey.survey_id}{core.next('respondent'):06d}",
                         survey_reference=survey.reference,
                         added=now,
                         updated=now,
@@ -181,12 +182,16 @@ class Respondents(Inbound, Surveys):
                         channel=survey.channel,
                     )
                 )
-            self._save_meta()
+            core.save_meta()
         return survey
 
-    # ----------------------------------------------------------------- the schedule's hooks
+    # ----------------------------------------------------------------- the hooks
 
-    def _simulate_contact(self, message: MessageRecord, at: datetime) -> bool:
+    def contact(self, message: MessageRecord, at: datetime) -> bool:
+        """Note that ``message`` reached its destination at ``at``; whether it fails there.
+
+        The messages' :data:`~._messages.Contact` hook: plans what the address does next.
+        """
         model = self.respondent_model
         if model is None or message.user in _NOT_CONTACTS:
             return False
@@ -194,13 +199,13 @@ class Respondents(Inbound, Surveys):
         key = address_key(message.destination)
         contact = self.sim_contacts.get(key, 0) + 1
         self.sim_contacts[key] = contact
-        self._save(_CONTACTS, key, {"contacts": contact})
-        matched = self._respondents_for(message)
+        self.core.save(_CONTACTS, key, {"contacts": contact})
+        matched = self.surveys.respondents_for(message)
         for respondent in matched:
             if respondent.invited is None:
                 respondent.invited = at
                 respondent.updated = at
-                self._save("respondent", respondent.respondent_id, respondent)
+                self.core.save("respondent", respondent.respondent_id, respondent)
         kind = _behaviour.behaviour(model, seed, message.destination)
         if kind == "undeliverable":
             return True
@@ -216,28 +221,9 @@ class Respondents(Inbound, Surveys):
             self._plan("stop", due, message.destination, message.source, [])
         return False
 
-    def _respondents_for(self, message: MessageRecord) -> list[Respondent]:
-        """The stored respondents ``message`` reached (of its survey, when it names one)."""
-        key = address_key(message.destination)
-        ids = sorted(self._by_address.get(key, ()))
-        surveys = {
-            s.reference.lower()
-            for s in self.surveys.values()
-            if message.survey_id is None or s.survey_id == message.survey_id
-        }
-        out = []
-        for respondent_id in ids:
-            respondent = self.respondents.get(respondent_id)
-            if respondent is None or respondent.survey_reference.lower() not in surveys:
-                continue
-            addresses = (respondent.mobile_number, respondent.email_address)
-            if any(a is not None and address_key(a) == key for a in addresses):
-                out.append(respondent)
-        return out
-
     def _plan(self, kind: str, due: datetime, address: str, source: str, ids: list[str]) -> None:
         action = RespondentAction(
-            seq=self._next("action"),
+            seq=self.core.next("action"),
             due=due,
             kind=kind,
             address=address,
@@ -246,36 +232,39 @@ class Respondents(Inbound, Surveys):
         )
         self.sim_actions[action.seq] = action
         bisect.insort(self.sim_queue, (action.due, action.seq))
-        self._save(_ACTION, f"{action.seq:012d}", action)
-        self._due_changed()
+        self.core.save(_ACTION, f"{action.seq:012d}", action)
+        self.core.due_changed()
 
-    def _next_action_time(self) -> datetime | None:
+    def next_action_time(self) -> datetime | None:
+        """When the next planned action falls due (None: none pending)."""
         return self.sim_queue[0][0] if self.sim_queue else None
 
-    def _run_next_action(self) -> None:
+    def run_next_action(self) -> None:
+        """Let the next planned action happen (the schedule's :class:`~._schedule.Actions`)."""
+        core, surveys = self.core, self.surveys
         due, seq = self.sim_queue.pop(0)
         action = self.sim_actions.pop(seq)
-        if self.store.persistent:
-            self.store.delete(_ACTION, f"{seq:012d}")
-        if not self._realtime and due > self.clock.now():
+        if core.store.persistent:
+            core.store.delete(_ACTION, f"{seq:012d}")
+        if not core.realtime and due > core.clock.now():
             # On a fixed clock ``advance`` moves it once at the end; what the respondent
             # does (journal entries, events) happens at its own time.
-            self.clock.set(due)
+            core.clock.set(due)
         model = self.respondent_model
-        seed = self.seed if model is None else self._seed_of(model)
+        seed = core.seed if model is None else self._seed_of(model)
         if action.kind == "stop":
             text = _behaviour.stop_reply(seed, action.address)
-            self._receive(action.address, text, action.source)
+            self.inbound.receive(action.address, text, action.source)
             return
         for respondent_id in action.respondents:
-            respondent = self.respondents.get(respondent_id)
-            survey = self.find_survey(respondent.survey_reference) if respondent else None
+            respondent = surveys.respondents.get(respondent_id)
+            survey = surveys.find_survey(respondent.survey_reference) if respondent else None
             if respondent is None or survey is None or respondent.completed is not None:
                 continue
-            answers = self._generated_answers(survey, respondent)
+            answers = surveys.generated_answers(survey, respondent)
             if action.kind == "start":
                 answers = dict(list(answers.items())[:1])
-            self._set_answers(survey, respondent, answers, due)
+            surveys.set_answers(survey, respondent, answers, due)
         if action.kind == "start":
             finish = due + _behaviour.duration(seed, action.address)
             self._plan("complete", finish, action.address, action.source, action.respondents)

@@ -5,47 +5,73 @@ On a fixed clock this happens in :meth:`Schedule.advance`; on a realtime clock i
 calls when :meth:`Schedule.next_due` comes). Things happen in time order, each at its own
 time: a message sent at 09:00 with a one-minute timeout expires at 09:01 even when the
 clock jumps a day.
+
+:class:`Schedule` owns no records: it orders what :class:`~._messages.Messages` holds (sends
+and reply windows) with what the simulated respondents plan (:class:`Actions`, a small
+interface :class:`~._respondents.Respondents` provides), and lets each happen in turn.
 """
 
 from __future__ import annotations
 
 from datetime import datetime, timedelta
-from typing import Any, Final
+from typing import Final, Protocol
 
-from surveykit.rules import delivery
 from surveykit.sandbox.state._core import StateCore
-from surveykit.sandbox.state._records import MessageRecord
+from surveykit.sandbox.state._messages import DEFAULT_REPLY_TIMEOUT, Messages
 
 MAX_ADVANCE: Final = timedelta(days=36_600)
 """The furthest the clock moves in one step (about a century; dates stay representable)."""
 
-DEFAULT_REPLY_TIMEOUT: Final = 4320
-"""Minutes a reply message stays open (the reference's default: 3 days)."""
+
+class Actions(Protocol):
+    """What the schedule needs of the simulated respondents: their next planned action."""
+
+    def next_action_time(self) -> datetime | None:
+        """When the next planned action falls due (None: none pending)."""
+
+    def run_next_action(self) -> None:
+        """Let the next planned action happen."""
 
 
-class Schedule(StateCore):
+class _NoActions:
+    def next_action_time(self) -> datetime | None:
+        return None
+
+    def run_next_action(self) -> None:
+        raise AssertionError("no action is planned")
+
+
+class Schedule:
     """The clock's work over the records: scheduled sends and reply windows."""
+
+    def __init__(self, core: StateCore, messages: Messages) -> None:
+        self.core = core
+        self.messages = messages
+        self.actions: Actions = _NoActions()
+        """The simulated respondents' planned actions (set when they are built)."""
 
     def catch_up(self) -> None:
         """On a realtime clock, let what fell due happen: held sends go out, windows close.
 
         A fixed clock only moves with :meth:`advance`, which does this itself.
         """
-        if not self._realtime:
+        core = self.core
+        if not core.realtime:
             return
-        with self.lock:
-            if self._run_until(self.now()):
-                self._save_meta()
-                self.store.commit()
+        with core.lock:
+            if self._run_until(core.now()):
+                core.save_meta()
+                core.store.commit()
 
     def next_due(self) -> datetime | None:
         """When the next held send goes out or reply window closes (None: nothing pending)."""
-        with self.lock:
-            times = [self.scheduled[0][0]] if self.scheduled else []
-            expiry = self._first_expiry(None)
+        with self.core.lock:
+            scheduled = self.messages.scheduled
+            times = [scheduled[0][0]] if scheduled else []
+            expiry = self.messages.first_expiry(None)
             if expiry is not None:
                 times.append(expiry[0])
-            action = self._next_action_time()
+            action = self.actions.next_action_time()
             if action is not None:
                 times.append(action)
             return min(times, default=None)
@@ -56,25 +82,26 @@ class Schedule(StateCore):
             raise ValueError("the sandbox clock only moves forward")
         if delta > MAX_ADVANCE:
             raise ValueError(f"the sandbox clock moves at most {MAX_ADVANCE} at once, got {delta}")
-        with self.transaction():
-            target = self.now() + delta
+        core = self.core
+        with core.transaction():
+            target = core.now() + delta
             self._run_until(target)
-            self.clock.set(target)
-            self._save_meta()
-            self._due_changed()
+            core.clock.set(target)
+            core.save_meta()
+            core.due_changed()
             return target
 
     def _run_until(self, target: datetime) -> bool:
         """Send what is held and close reply windows up to ``target``; whether any did."""
         # Things happen in time order: a message sent at 09:00 with a 1-minute timeout
         # expires at 09:01 even if the clock jumps a day.
+        messages = self.messages
         happened = False
         while True:
-            due_send = (
-                self.scheduled[0] if self.scheduled and self.scheduled[0][0] <= target else None
-            )
-            due_expiry = self._first_expiry(target)
-            due_action = self._next_action_time()
+            scheduled = messages.scheduled
+            due_send = scheduled[0] if scheduled and scheduled[0][0] <= target else None
+            due_expiry = messages.first_expiry(target)
+            due_action = self.actions.next_action_time()
             if due_action is not None and due_action > target:
                 due_action = None
             times = [t for t in (due_send, due_expiry) if t is not None]
@@ -83,116 +110,12 @@ class Schedule(StateCore):
                 return happened
             happened = True
             if due_send is not None and due_send[0] == first:
-                self.scheduled.pop(0)
-                message = self.messages[due_send[1]]
-                self._dispatch(message, due_send[0])
+                scheduled.pop(0)
+                messages.dispatch(messages.messages[due_send[1]], due_send[0])
             elif due_expiry is not None and due_expiry[0] == first:
-                self._expire(self.messages[due_expiry[1]])
+                messages.expire(messages.messages[due_expiry[1]])
             else:
-                self._run_next_action()
-
-    # Hooks for what simulated respondents do (:mod:`._respondents` fills them in).
-
-    def _next_action_time(self) -> datetime | None:
-        """When the next simulated respondent's action falls due (None: none pending)."""
-        return None
-
-    def _run_next_action(self) -> None:
-        """Let the next simulated respondent's action happen."""
-
-    def _simulate_contact(self, message: MessageRecord, at: datetime) -> bool:
-        """Note that ``message`` reached its destination at ``at``; whether it fails there."""
-        return False
-
-    def _first_expiry(self, target: datetime | None) -> tuple[datetime, str] | None:
-        """The first reply window to close (by ``target``; None: at any time)."""
-        best: tuple[datetime, str] | None = None
-        for ids in self.open_replies.values():
-            for message_id in ids:
-                expires = self.messages[message_id].expires_at
-                if (
-                    expires is not None
-                    and (target is None or expires <= target)
-                    and (best is None or expires < best[0])
-                ):
-                    best = (expires, message_id)
-        return best
-
-    def _expire(self, message: MessageRecord) -> None:
-        message.open_for_reply = False
-        ids = self.open_replies.get(message.destination, [])
-        if message.key in ids:
-            ids.remove(message.key)
-        if not ids:
-            self.open_replies.pop(message.destination, None)
-        self._save("message", message.key, message)
-        self.emit(
-            "Receipt",
-            at=message.expires_at,
-            source=message.source,
-            destination=message.destination,
-            message=message.text,
-            status="Expired",
-            message_id=message.message_id,
-            segments=message.segments,
-            metadata=message.metadata,
-            callback=message.callback,
-            lookup=message.lookup,
-            carrier=message.carrier,
-            reachable=message.reachable,
-            number_type=message.number_type,
-        )
-
-    def _dispatch(self, message: MessageRecord, at: datetime) -> None:
-        message.status = "Sent"
-        message.sent_at = at
-        common: dict[str, Any] = {
-            "source": message.source,
-            "destination": message.destination,
-            "message": message.text,
-            "message_id": message.message_id,
-            "segments": message.segments,
-            "metadata": message.metadata,
-            "lookup": message.lookup,
-            "callback": message.callback,
-        }
-        lookup_fields: dict[str, Any] = {
-            "carrier": message.carrier,
-            "reachable": message.reachable,
-            "number_type": message.number_type,
-        }
-        self.emit("Receipt", at=at, status="Sent", **common, **lookup_fields)
-        undeliverable = self._simulate_contact(message, at)
-        delivered = not undeliverable and delivery.delivered(
-            message.channel, reachable=message.reachable, number_type=message.number_type
-        )
-        message.status = "Delivered" if delivered else "Failed"
-        self.emit("Receipt", at=at, status=message.status, **common, **lookup_fields)
-        if message.reply and message.channel != "Email":
-            message.open_for_reply = True
-            message.expires_at = at + timedelta(
-                minutes=message.timeout_minutes or DEFAULT_REPLY_TIMEOUT
-            )
-            self.open_replies.setdefault(message.destination, []).append(message.key)
-            self._due_changed()
-        self._mark_invited(message, at)
-        self._save("message", message.key, message)
-
-    def _mark_invited(self, message: MessageRecord, at: datetime) -> None:
-        if message.survey_id is None:
-            return
-        for survey in self.surveys.values():
-            if survey.survey_id != message.survey_id:
-                continue
-            for respondent_id in self.by_survey.get(survey.reference.lower(), []):
-                respondent = self.respondents[respondent_id]
-                if (
-                    message.destination in (respondent.mobile_number, respondent.email_address)
-                    and respondent.invited is None
-                ):
-                    respondent.invited = at
-                    respondent.updated = at
-                    self._save("respondent", respondent.respondent_id, respondent)
+                self.actions.run_next_action()
 
 
-__all__ = ["DEFAULT_REPLY_TIMEOUT", "Schedule"]
+__all__ = ["DEFAULT_REPLY_TIMEOUT", "MAX_ADVANCE", "Actions", "Schedule"]
