@@ -530,3 +530,29 @@ def test_integer_groups_by_counting_equal_groups_by_hashing(values: list[int]) -
     codes, uniques = pd.factorize(frame["g"], sort=True)
     np.testing.assert_array_equal(grouped.ids, codes)
     assert grouped.frame["g"].tolist() == list(uniques)
+
+
+@pytest.mark.parametrize(
+    ("p", "digits", "text"),
+    [
+        (0.0, 3, "p < 0.001"),
+        (0.000999, 3, "p < 0.001"),
+        (0.001, 3, "p = 0.001"),
+        (0.0166, 3, "p = 0.017"),
+        (1.0, 3, "p = 1.000"),
+        (0.004, 2, "p < 0.01"),
+        (float("nan"), 3, "p n/a"),
+        (None, 3, "p n/a"),
+    ],
+)
+def test_format_p_writes_a_bound_below_the_last_digit(
+    p: float | None, digits: int, text: str
+) -> None:
+    assert sk.analysis.format_p(p, digits=digits) == text
+
+
+def test_format_p_refuses_what_is_not_a_p_value() -> None:
+    with pytest.raises(ValueError, match="between 0 and 1"):
+        sk.analysis.format_p(1.5)
+    with pytest.raises(ValueError, match="digits"):
+        sk.analysis.format_p(0.5, digits=0)

@@ -107,6 +107,18 @@ def test_rates_per_group_each_with_its_own_e() -> None:
     assert rr3["2"] == pytest.approx(30 / (32 + 5 + 1.0 * 4))
 
 
+def test_rates_per_group_where_waves_repeat_a_respondents_label() -> None:
+    # Two waves of one panel: the same respondent ids in each, stacked without a new index.
+    a = frame_of({"I": 10, "P": 0, "R": 5, "NC": 5, "O": 0, "UH": 10, "UO": 0, "NE": 0})
+    b = frame_of({"I": 20, "P": 0, "R": 0, "NC": 5, "O": 0, "UH": 5, "UO": 0, "NE": 0})
+    a.index = b.index = [f"r{i}" for i in range(len(a))]
+    out = sk.outcome_rates(pd.concat([a.assign(wave="1"), b.assign(wave="2")]), by="wave")
+    rr1 = out[out["rate"] == "RR1"].set_index("wave")
+    assert rr1.loc["1", "value"] == pytest.approx(10 / 30)
+    assert rr1.loc["2", "value"] == pytest.approx(20 / 30)
+    assert rr1["denominator"].tolist() == [30.0, 30.0]
+
+
 @pytest.mark.parametrize(
     ("codes", "words"),
     [

@@ -37,6 +37,7 @@ from surveykit.analysis._descriptive import (
 )
 from surveykit.analysis._design import Design
 from surveykit.analysis._estimates import means, nps, proportions, ratio, totals
+from surveykit.analysis._intervals import format_p
 from surveykit.analysis._quantiles import quantiles
 from surveykit.analysis._regression import regress
 from surveykit.analysis._replicates import ReplicateDesign
@@ -53,6 +54,7 @@ __all__ = [
     "compare",
     "crosstab",
     "event_summary",
+    "format_p",
     "is_nps_scale",
     "means",
     "nps",

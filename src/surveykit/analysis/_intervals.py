@@ -153,3 +153,20 @@ def design_proportion_interval(
                 f"method must be one of {list(DESIGN_PROPORTION_METHODS)}, not {method!r}"
             )
     return np.asarray(low, dtype=np.float64), np.asarray(high, dtype=np.float64)
+
+
+def format_p(p: float | None, *, digits: int = 3) -> str:
+    """A p-value as a report prints it: ``"p < 0.001"``, ``"p = 0.017"``, ``"p = 1.000"``.
+
+    A p-value smaller than the last shown digit is written as a bound, never as ``0`` or
+    ``0.000``; a missing one (no test) is ``"p n/a"``. ``digits`` is how many decimals
+    are shown (3 by default, so the bound is ``0.001``).
+    """
+    if isinstance(digits, bool) or not isinstance(digits, int) or digits < 1:
+        raise ValueError(f"digits must be a whole number of at least 1, got {digits!r}")
+    if p is None or not np.isfinite(p):
+        return "p n/a"
+    if not 0 <= p <= 1:
+        raise ValueError(f"a p-value is between 0 and 1, got {p!r}")
+    floor = 10.0**-digits
+    return f"p < {floor:.{digits}f}" if p < floor else f"p = {p:.{digits}f}"

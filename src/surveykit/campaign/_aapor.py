@@ -226,9 +226,10 @@ def outcome_rates(
     groups = _groups_of(frame)
     parts, used_e, counted = [], {}, {}
     grouper = columns[0] if len(columns) == 1 else columns
-    keys = frame.groupby(grouper, sort=True, dropna=False).groups if columns else {(): None}
-    for key, index in keys.items():
-        letters = groups if index is None else groups.loc[index]
+    # Positions, not labels: a frame of several waves may repeat a respondent's label.
+    keys = frame.groupby(grouper, sort=True, dropna=False).indices if columns else {(): None}
+    for key, positions in keys.items():
+        letters = groups if positions is None else groups.iloc[positions]
         counts = {g: int((letters == g).sum()) for g in _LETTERS}
         share = _proportional(counts) if e == "proportional" else float(e)
         rows = _rates(counts, share)
