@@ -27,7 +27,7 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from surveykit.errors import ResultsParseError
-from surveykit.results._common import RawChunk
+from surveykit.results._common import RawChunk, check_shape
 from surveykit.results._json_keys import count_keys, key_count, pairs, repeated
 from surveykit.results._source import Payload, first_bytes
 
@@ -75,9 +75,29 @@ class _Builder:
         self.chunks: list[list[pa.Array]] = [[] for _ in self.names]
         self.rows = 0
         self.record = 0
+        # For the shape budget: the payload's bytes read so far, and the rows the frame
+        # will have at least (all of them when the whole document is parsed).
+        self.payload_bytes = 0
+        self.expected = 0
 
-    def add(self, rows: list[Any]) -> None:
-        """Turn rows (dicts) into column chunks, releasing the dicts as it goes."""
+    def check(self, columns: int, record: int) -> None:
+        """Refuse a shape beyond the budget before building its columns."""
+        check_shape(
+            max(self.expected, self.rows),
+            columns,
+            self.payload_bytes,
+            format="JSON",
+            record=record,
+        )
+
+    def add(self, rows: list[Any], payload_bytes: int) -> None:
+        """Turn rows (dicts) into column chunks, releasing the dicts as it goes.
+
+        ``payload_bytes``: the bytes of the payload these rows (and those before) came
+        from, for the shape budget.
+        """
+        self.payload_bytes = payload_bytes
+        self.expected = self.rows + len(rows)
         for start in range(0, len(rows), _BATCH):
             part = rows[start : start + _BATCH]
             rows[start : start + _BATCH] = [None] * len(part)
@@ -118,6 +138,7 @@ class _Builder:
 
     def _arrays(self, part: list[Any], first: int) -> list[pa.Array]:
         if not self.names and part:
+            self.check(len(part[0]), first)
             self.names = list(part[0])
             self.chunks = [[] for _ in self.names]
         names = self.names
@@ -137,6 +158,7 @@ class _Builder:
 
     def _slow(self, part: list[Any], first: int) -> list[Sequence[Any]]:
         known = set(self.names)
+        new: list[str] = []
         for i, r in enumerate(part):
             for key in r:
                 if key not in known:
@@ -148,10 +170,14 @@ class _Builder:
                             record=first + i,
                         )
                     known.add(key)
-                    self.names.append(key)
-                    self.chunks.append(
-                        [pa.nulls(self.rows, pa.large_string())] if self.rows else []
-                    )
+                    new.append(key)
+            if new and i % 1024 == 0:  # refused early, not after a pass over every record
+                self.check(len(self.names) + len(new), first + i)
+        if new:
+            self.check(len(self.names) + len(new), first)
+            for key in new:
+                self.names.append(key)
+                self.chunks.append([pa.nulls(self.rows, pa.large_string())] if self.rows else [])
         return [[r.get(k) for r in part] for k in self.names]
 
     def take(self) -> RawChunk:
@@ -219,6 +245,8 @@ def _parse(data: bytes | memoryview | bytearray, base: int, record: int) -> Any:
     try:
         return orjson.loads(data)
     except orjson.JSONDecodeError as exc:
+        if "not enough memory" in exc.msg.lower():  # the machine's fault, not the payload's
+            raise MemoryError(f"orjson: {exc.msg} ({len(data):,} bytes of JSON)") from exc
         ndjson = _ndjson(data, base, record)
         if ndjson is None:
             raise _error(data, exc, base, record) from exc
@@ -351,8 +379,9 @@ def _iter_json(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
             return
         builder = _Builder(None, fixed=False)
         records = _records(payload.whole(), 0, 0)
+        size = len(payload.whole())
         payload.data = None  # the parsed document replaces the bytes
-        builder.add(records)
+        builder.add(records, size)
         del records
         yield builder.take()
         return
@@ -476,7 +505,7 @@ def _block(
     except orjson.JSONDecodeError:
         return state, False
     _check_duplicates(b"[" + body + b"]", rows, rows, 0, builder.record)
-    builder.add(rows)
+    builder.add(rows, base + len(block))
     return state, True
 
 
@@ -489,6 +518,7 @@ def _fallback(
         buffer += chunk
     offset = base - (1 if state == "body" else 0)
     records = _records(buffer, offset, builder.record)
+    size = offset + len(buffer)
     del buffer
-    builder.add(records)
+    builder.add(records, size)
     yield builder.take()

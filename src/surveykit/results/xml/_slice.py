@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from surveykit.results._common import check_shape
 from surveykit.results.xml._names import _NCNAME, decode_name
 
 Ints = npt.NDArray[np.int64]
@@ -326,6 +327,7 @@ class _Slice:
         item_col = column_of[item_name]
         item_rec = record_of[item_tag]
         slot = item_col * nrec + item_rec
+        check_shape(nrec, len(index), len(shared.data), format="XML")
         decoded = self._references(item_start, item_end)
         if decoded is None:
             decoded = (shared.buffer, item_start + cut, item_end + cut)
