@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
@@ -33,6 +34,27 @@ from surveykit.results._source import Payload, first_bytes
 
 _BATCH: Final = 65_536
 _BLOCK: Final = 4 << 20
+# Twenty digits in a row: maybe an integer beyond 64 bits, which orjson reads as a float.
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{20}")
+
+
+def _exact_int(text: str) -> str:
+    return "0" if text == "-0" else text  # JSON integers are canonical but for -0
+
+
+def _loads(data: bytes | memoryview | bytearray) -> Any:
+    """``orjson.loads``, with integers beyond 64 bits kept exact (as their text).
+
+    orjson reads an integer outside the 64-bit range as the nearest float, so two ids
+    such as 18446744073709551617 and 18446744073709551616 would read the same. A
+    document that may hold one (twenty digits in a row) is read again with the
+    standard library's parser, which keeps every integer's text.
+    """
+    doc = orjson.loads(data)
+    if _LONG_DIGITS.search(data) is None:
+        return doc
+    del doc
+    return json.loads(bytes(data), parse_int=_exact_int)
 
 
 class _Nested(Exception):
@@ -243,7 +265,7 @@ def _top(doc: Any) -> tuple[list[Any], int]:
 def _parse(data: bytes | memoryview | bytearray, base: int, record: int) -> Any:
     """The document, or the records of newline-delimited JSON as one array."""
     try:
-        return orjson.loads(data)
+        return _loads(data)
     except orjson.JSONDecodeError as exc:
         if "not enough memory" in exc.msg.lower():  # the machine's fault, not the payload's
             raise MemoryError(f"orjson: {exc.msg} ({len(data):,} bytes of JSON)") from exc
@@ -266,7 +288,7 @@ def _ndjson(data: bytes | memoryview | bytearray, base: int, record: int) -> lis
         return None
     kept = [line for line in lines if line.strip()]
     try:
-        return list(orjson.loads(b"[" + b",".join(kept) + b"]"))
+        return list(_loads(b"[" + b",".join(kept) + b"]"))
     except orjson.JSONDecodeError:
         pass
     start, n = 0, 0
@@ -501,7 +523,7 @@ def _block(
     if not body:
         return state, True
     try:
-        rows = orjson.loads(b"[" + body + b"]")
+        rows = _loads(b"[" + body + b"]")
     except orjson.JSONDecodeError:
         return state, False
     _check_duplicates(b"[" + body + b"]", rows, rows, 0, builder.record)
