@@ -133,6 +133,12 @@ def test_a_million_keys_are_refused_as_too_many_columns() -> None:
     assert "more than 100,000 columns" in str(out["message"])
 
 
+def test_a_csv_header_of_200_000_columns_is_refused() -> None:
+    out = probe('payload = ",".join(f"c{i}" for i in range(200_000)).encode() + b"\\n"')
+    assert out["outcome"] == "ResultsParseError", out
+    assert "more than 100,000 columns (200,000 found)" in str(out["message"])
+
+
 @pytest.mark.parametrize("megabytes", [10, 20])
 def test_an_unclosed_quote_is_refused_where_it_opened(megabytes: int) -> None:
     # Before: 1.36 GB at 10 MB (a backtracking regular expression), MemoryError at 20 MB.

@@ -16,7 +16,7 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from surveykit.errors import ResultsParseError
-from surveykit.results._common import RawChunk, generated_names, line_of
+from surveykit.results._common import RawChunk, check_shape, generated_names, line_of
 from surveykit.results._source import DELIMITERS, ChunkFile, Payload
 from surveykit.results._types import TypeName, reader_type
 
@@ -165,6 +165,7 @@ def iter_csv(
     delim = DELIMITERS[fmt]
     raw_header = _header(payload, fmt, delim[0])
     ncols = len(raw_header)
+    check_shape(0, ncols, 0, format=fmt)  # the column budget (a CSV cannot be sparse)
     # A delimiter ending every line: an unnamed last column that must stay empty.
     trailing = ncols > 1 and (
         (header and raw_header[-1] == b"")
