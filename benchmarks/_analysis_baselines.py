@@ -54,7 +54,7 @@ def base_nps(df: pd.DataFrame, q: str, by: list[str], weights: str | None) -> pd
     se = np.sqrt(g["n"] / (g["n"] - 1) * squares.clip(lower=0)) / g["w"]
     out = pd.DataFrame(
         {
-            "responses": g["n"],
+            "n": g["n"],
             "promoters": g["p"],
             "detractors": g["d"],
             "n_eff": g["w"] ** 2 / g["w2"],
@@ -103,7 +103,7 @@ def base_crosstab(df: pd.DataFrame, q: str, by: str, weights: str | None) -> dic
         .sum()
         .unstack(fill_value=0.0)
     )
-    percent = (100 * counts / counts.sum()).round(1)
+    percent = 100 * counts / counts.sum()
     n_eff = w.sum() ** 2 / (w * w).sum()
     scaled = counts * (n_eff / w.sum())
     chi2, p_value, _dof, _ = stats.chi2_contingency(scaled.to_numpy(), correction=False)
@@ -150,9 +150,9 @@ def _same_rows(ours: pd.DataFrame, theirs: pd.DataFrame, keys: list[str], cols: 
 def check_nps(df: pd.DataFrame, q: str, by: list[str], weights: str | None) -> str:
     ours = sk.analysis.nps(df, q, by=by, weights=weights)
     theirs = base_nps(df, q, by, weights)
-    ours = ours[ours["responses"] > 0]
+    ours = ours[ours["n"] > 0]
     columns = ["estimate", "se", "ci_low", "ci_high", "n_eff"]
-    return _same_rows(ours, theirs, by, [*columns, "responses"] if weights is None else columns)
+    return _same_rows(ours, theirs, by, [*columns, "n"] if weights is None else columns)
 
 
 def check_proportions(df: pd.DataFrame, q: str, by: list[str], weights: str | None) -> str:

@@ -51,7 +51,7 @@ from surveykit.errors import (
 
 TYPE_CHECKING = False  # typing.TYPE_CHECKING without importing typing (10 ms)
 if TYPE_CHECKING:
-    from surveykit import analysis, models, plots, widgets
+    from surveykit import analysis, models, plots, report, widgets
     from surveykit._doctor import doctor
     from surveykit.analysis import Design, ReplicateDesign, weights
     from surveykit.batch import (
@@ -97,6 +97,7 @@ _MODULES: dict[str, str] = {
     "analysis": "surveykit.analysis",
     "models": "surveykit.models",
     "plots": "surveykit.plots",
+    "report": "surveykit.report",
     "weights": "surveykit.analysis.weights",
     "widgets": "surveykit.widgets",
 }
@@ -234,6 +235,7 @@ __all__ = [
     "plots",
     "preview_batch",
     "read_results",
+    "report",
     "results_to_parquet",
     "send_batch",
     "sync_results",

@@ -445,52 +445,66 @@ def effective_times(timestamp: pd.Series, received: pd.Series) -> pd.Series:
     return pd.Series(timestamp.where(sane.fillna(False).astype(bool), received))
 
 
+_CHANGE_COLUMNS = ("number", "opted", "reason", "at", "order", "message")
+_REVIEW_COLUMNS = ("number", "message", "words", "language", "at", "order", "stamp")
+
+
 def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame]:
     """The opt-out changes of ``events``, the latest per number, and the replies to review.
 
     Changes: number, opted (1 or 0), reason, at, order, message. Review: number, message,
-    words, language, at, order.
+    words, language, at, order, stamp.
     """
-    frame = events_table(events)
-    changes = pd.DataFrame(
-        {"number": [], "opted": [], "reason": [], "at": [], "order": [], "message": []}
-    )
-    review = pd.DataFrame(
-        {
-            "number": [],
-            "message": [],
-            "words": [],
-            "language": [],
-            "at": [],
-            "order": [],
-            "stamp": [],
-        }
-    )
-    if frame.empty and not len(frame.columns):
+    changes = pd.DataFrame({name: [] for name in _CHANGE_COLUMNS})
+    review = pd.DataFrame({name: [] for name in _REVIEW_COLUMNS})
+    selected = _opt_rows(events_table(events), words=words)
+    if selected is None:
         return changes, review
+    frame, columns = selected
+    table = _opt_table(frame, columns)
+    table = table.dropna(subset=["number", "at"])
+    table["order"] = table["order"].astype("int64")
+    review = table.loc[table["verdict"] == "review", list(_REVIEW_COLUMNS)]
+    table = table[table["opted"] >= 0]
+    # At equal times a STOP wins, whatever the order of arrival (a stable sort).
+    table = table.sort_values(["at", "opted", "order"], kind="stable")
+    return table.drop_duplicates("number", keep="last")[list(_CHANGE_COLUMNS)], review
+
+
+def _opt_rows(frame: pd.DataFrame, *, words: bool) -> tuple[pd.DataFrame, dict[str, Any]] | None:
+    """The events that may change the list (STOP, UNSTOP, and replies when ``words``)."""
+    if frame.empty and not len(frame.columns):
+        return None
     columns = _columns(frame)
     kind = frame[columns["type"]].astype("string").str.lower()
     wanted = kind.isin(list(_OPT_TYPES))
     if words and "message" in columns:
         wanted |= kind == _WORDS_TYPE
     frame = frame[wanted.fillna(False).to_numpy(dtype=bool)]
-    if frame.empty:
-        return changes, review
-    kind = frame[columns["type"]].astype("string").str.lower()
+    return None if frame.empty else (frame, columns)
+
+
+def _opt_numbers(frame: pd.DataFrame, columns: dict[str, Any]) -> tuple[pd.Series, pd.Series]:
+    """Whether each event is inbound, and the respondent's number (its sender if so)."""
     inbound = (
         frame[columns["inbound"]].astype("boolean").fillna(True).astype(bool)
         if "inbound" in columns
         else pd.Series(True, index=frame.index)
     )
     if "destination" in columns:
-        number = frame[columns["source"]].where(inbound, frame[columns["destination"]])
-    elif inbound.all():
-        number = frame[columns["source"]]
-    else:
-        raise OptOutError(
-            "update: the events have no 'destination' column (the payload's 'Destination'), "
-            "needed where 'inbound' is false"
-        )
+        return inbound, frame[columns["source"]].where(inbound, frame[columns["destination"]])
+    if inbound.all():
+        return inbound, frame[columns["source"]]
+    raise OptOutError(
+        "update: the events have no 'destination' column (the payload's 'Destination'), "
+        "needed where 'inbound' is false"
+    )
+
+
+def _opt_table(frame: pd.DataFrame, columns: dict[str, Any]) -> pd.DataFrame:
+    """One row per event: number, opted (1, 0 or -1 for none), reason, times and words."""
+    kind = frame[columns["type"]].astype("string").str.lower()
+    inbound, number = _opt_numbers(frame, columns)
     now = pd.Timestamp.now(tz=UTC)
     received = (
         _times(frame, columns["received_at"]).fillna(now)
@@ -498,7 +512,6 @@ def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame
         else pd.Series(now, index=frame.index)
     )
     sent_at = _times(frame, columns["timestamp"])
-    at = effective_times(sent_at, received)
     # Without a store's event ids, ties keep what is stored (so a replay changes nothing).
     order = frame[columns["event_id"]] if "event_id" in columns else pd.Series(0, index=frame.index)
     text = (
@@ -511,22 +524,20 @@ def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame
         for k, t, sent in zip(kind.tolist(), text.tolist(), inbound.tolist(), strict=True)
     ]
     verdict = [None if r is None else r.verdict for r in readings]
-    opted = [
-        _OPT_TYPES.get(k, 1 if v == "opt_out" else -1)
-        for k, v in zip(kind.tolist(), verdict, strict=True)
-    ]
-    reason = [
-        f"{k.upper()} callback"
-        if r is None
-        else f"opt-out in words ({r.language}): {r.words}"
-        for k, r in zip(kind.tolist(), readings, strict=True)
-    ]
-    table = pd.DataFrame(
+    return pd.DataFrame(
         {
             "number": address_keys(number.reset_index(drop=True)),
-            "opted": opted,
-            "reason": reason,
-            "at": at.to_numpy(),
+            "opted": [
+                _OPT_TYPES.get(k, 1 if v == "opt_out" else -1)
+                for k, v in zip(kind.tolist(), verdict, strict=True)
+            ],
+            "reason": [
+                f"{k.upper()} callback"
+                if r is None
+                else f"opt-out in words ({r.language}): {r.words}"
+                for k, r in zip(kind.tolist(), readings, strict=True)
+            ],
+            "at": effective_times(sent_at, received).to_numpy(),
             "order": order.to_numpy(),
             "message": [None if pd.isna(t) else str(t) for t in text.tolist()],
             "verdict": verdict,
@@ -537,13 +548,6 @@ def _opt_events(events: Any, *, words: bool) -> tuple[pd.DataFrame, pd.DataFrame
             "stamp": ["" if pd.isna(t) else _stamp(t) for t in sent_at.tolist()],
         }
     )
-    table = table.dropna(subset=["number", "at"])
-    table["order"] = table["order"].astype("int64")
-    review = table.loc[table["verdict"] == "review", list(review.columns)]
-    table = table[table["opted"] >= 0]
-    # At equal times a STOP wins, whatever the order of arrival (a stable sort).
-    table = table.sort_values(["at", "opted", "order"], kind="stable")
-    return table.drop_duplicates("number", keep="last")[list(changes.columns)], review
 
 
 def as_opt_outs(value: Any) -> OptOutList:

@@ -192,18 +192,14 @@ def test_poststratified_margin_has_se_zero_and_a_linear_calibration_meets_its_to
     assert "calibrated (linear)" in cal.describe()
 
 
-def test_tests_and_quantiles_refuse_a_replicate_design_not_checked_against_r(
-    sample: pd.DataFrame,
-) -> None:
+def test_tests_and_quantiles_take_a_replicate_design(sample: pd.DataFrame) -> None:
+    """crosstab, compare and quantiles run on replicates (R figures: test_replicates.py)."""
     replicated = sk.Design(sample, weights="w", strata="stratum", psu="hh").replicates("jkn")
-    calls = {
-        "crosstab": lambda: analysis.crosstab(replicated, "q", "g"),
-        "compare": lambda: analysis.compare(replicated, "y", by="g"),
-        "quantiles": lambda: analysis.quantiles(replicated, "y"),
-    }
-    for what, call in calls.items():
-        with pytest.raises(AnalysisInputError, match=f"{what} on a replicate design is not"):
-            call()
+    test = analysis.crosstab(replicated, "q", "g").attrs["test"]
+    assert test["test"] == "Rao-Scott F (R svychisq)"
+    assert "replicate weights (JKn" in test["design"]
+    assert analysis.compare(replicated, "y", by="g")["test"].iloc[0].startswith("design-based")
+    assert "replicate weights" in analysis.quantiles(replicated, "y").attrs["variance"]
 
 
 def test_rows_outside_every_group_are_left_out_whatever_the_number_of_groups(

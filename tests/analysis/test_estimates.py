@@ -78,16 +78,22 @@ def test_proportions_unweighted_match_statsmodels(survey: pd.DataFrame, method: 
         "question",
         "option",
         "count",
+        "count_weighted",
         "n",
+        "n_weighted",
         "n_eff",
         "estimate",
         "se",
         "ci_low",
         "ci_high",
         "deff",
+        "flag",
+        "flag_reason",
         "note",
     ]
     assert (out["deff"] == 1.0).all()
+    assert out["count"].dtype == np.int64 and out["n"].dtype == np.int64
+    assert (out["count_weighted"] == out["count"]).all() and (out["n_weighted"] == out["n"]).all()
     for row in out.itertuples():
         part = survey.loc[survey["region"] == row.region, "Q2"].dropna()
         count, n = int((part == row.option).sum()), len(part)
@@ -120,8 +126,10 @@ def test_weighted_proportions_are_design_based_domains(survey: pd.DataFrame, met
         w = w_all[inside]
         p = w[chose[inside] == 1].sum() / w.sum()
         se = domain_se(chose, w_all, inside)
-        assert row.count == pytest.approx(w[chose[inside] == 1].sum(), rel=1e-12)
+        assert row.count_weighted == pytest.approx(w[chose[inside] == 1].sum(), rel=1e-12)
+        assert row.count == int(chose[inside].sum())
         assert row.n == inside.sum()
+        assert row.n_weighted == pytest.approx(w.sum(), rel=1e-12)
         assert row.estimate == pytest.approx(p, rel=1e-12)
         assert row.se == pytest.approx(se, rel=1e-10)
         assert row.n_eff == pytest.approx(p * (1 - p) / se**2, rel=1e-9)
@@ -207,12 +215,15 @@ def test_means_unweighted_is_sd_over_root_n_with_a_t_interval(survey: pd.DataFra
         "channel",
         "question",
         "n",
+        "n_weighted",
         "n_eff",
         "estimate",
         "se",
         "ci_low",
         "ci_high",
         "deff",
+        "flag",
+        "flag_reason",
         "note",
     ]
     for row in out.itertuples():
@@ -275,9 +286,14 @@ def test_nps_is_the_mean_of_the_promoter_score(survey: pd.DataFrame) -> None:
         assert row.se == pytest.approx(se, rel=1e-10)
         assert row.ci_low == pytest.approx(max(mean - t * se, -100))
         assert row.ci_high == pytest.approx(min(mean + t * se, 100))
-        assert row.responses == row.n == len(x)
-        assert row.promoters == pytest.approx(w[x >= 9].sum())
-        assert row.percent_detractors == round(100 * w[x <= 6].sum() / w.sum(), 1)
+        assert row.n == len(x)
+        assert row.n_weighted == pytest.approx(w.sum(), rel=1e-12)
+        assert (row.promoters, row.detractors) == ((x >= 9).sum(), (x <= 6).sum())
+        assert row.promoters_weighted == pytest.approx(w[x >= 9].sum())
+        assert row.percent_detractors == pytest.approx(100 * w[x <= 6].sum() / w.sum(), rel=1e-12)
+        assert row.percent_promoters - row.percent_detractors == pytest.approx(mean, rel=1e-12)
+    assert out["promoters"].dtype == np.int64 and out["n"].dtype == np.int64
+    assert out["promoters_weighted"].dtype == np.float64
 
 
 def test_unweighted_nps_keeps_its_columns_and_matches_percentages(survey: pd.DataFrame) -> None:

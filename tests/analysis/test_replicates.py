@@ -27,6 +27,7 @@ ABS_VARIANCE = 1e-20  # per squared unit of the estimate: a calibrated margin's 
 POPULATION = {"sch.wide": {"No": 1100, "Yes": 5094}, "awards": {"No": 2300, "Yes": 3894}}
 STYPE_TOTALS = {"E": 4421, "H": 755, "M": 1018}
 GREG: dict[str, Any] = {"stype": STYPE_TOTALS, "enroll": 3_700_000.0}
+TIGHT: dict[str, Any] = {"tol": 1e-12, "max_iter": 1000}  # R's epsilon = 1e-12, maxit = 1000
 
 
 def data(name: str) -> pd.DataFrame:
@@ -53,6 +54,16 @@ def boot() -> sk.ReplicateDesign:
     )
 
 
+def brr_clus() -> sk.Design:
+    """7 strata (``pair``) of 2 clusters each, R's 8 BRR replicates."""
+    return sk.Design(data("brr_clus"), weights="pw", strata="pair", psu="dnum")
+
+
+def brr_strat(rows: int) -> sk.Design:
+    """``rows / 2`` strata of 2 schools each (numbered: R orders them as text)."""
+    return sk.Design(data("brr_strat").head(rows), weights="pw", strata="pair")
+
+
 CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     "apiclus1_jk1": (lambda: clus1().replicates("jk1"), "avg.ed"),
     "apiclus1_jk1_mse": (lambda: clus1().replicates("jk1", mse=True), "avg.ed"),
@@ -67,6 +78,44 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     ),
     "apiclus1_jk1_greg": (lambda: clus1().calibrate(GREG).replicates("jk1"), "avg.ed"),
     "apiclus1_jk1_then_greg": (lambda: clus1().replicates("jk1").calibrate(GREG), "avg.ed"),
+    "apiclus1_jk1_cal_raking": (
+        lambda: clus1().replicates("jk1").calibrate(GREG, method="raking", **TIGHT),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_then_cal_raking": (
+        lambda: clus1().calibrate(GREG, method="raking", **TIGHT).replicates("jk1"),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_cal_logit": (
+        lambda: (
+            clus1().replicates("jk1").calibrate(GREG, method="logit", bounds=(0.5, 2.5), **TIGHT)
+        ),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_cal_trim": (
+        lambda: (
+            clus1().replicates("jk1").calibrate(GREG, method="raking", trim=(0.95, 1.4), **TIGHT)
+        ),
+        "avg.ed",
+    ),
+    "apiclus1_jk1_then_cal_trim": (
+        lambda: (
+            clus1().calibrate(GREG, method="raking", trim=(0.95, 1.4), **TIGHT).replicates("jk1")
+        ),
+        "avg.ed",
+    ),
+    "apiclus1_boot_cal_raking": (
+        lambda: boot().calibrate(GREG, method="raking", **TIGHT),
+        "avg.ed",
+    ),
+    "brr_clus": (lambda: brr_clus().replicates("brr"), "avg.ed"),
+    "brr_26": (lambda: brr_strat(52).replicates("brr"), "acs.46"),
+    "fay_26": (lambda: brr_strat(52).replicates("brr", fay=0.3), "acs.46"),
+    "brr_40": (lambda: brr_strat(80).replicates("brr"), "acs.46"),
+    "brr_clus_raked": (
+        lambda: brr_clus().rake({"sch.wide": POPULATION["sch.wide"]}).replicates("brr", fay=0.5),
+        "avg.ed",
+    ),
     **{
         f"apistrat_lonely_{rule}": (
             lambda rule=rule: sk.Design(
@@ -78,6 +127,8 @@ CASES: dict[str, tuple[Callable[[], sk.Design], str]] = {
     },
 }
 R_CASE = {
+    "apiclus1_jk1_then_cal_trim": "apiclus1_jk1_cal_trim",
+    "apiclus1_jk1_then_cal_raking": "apiclus1_jk1_cal_raking",
     "apistrat_jkn_then_raked": "apistrat_jkn_raked",
     "apiclus1_jk1_then_greg": "apiclus1_jk1_greg",
 }
@@ -351,16 +402,32 @@ def test_bad_supplied_weights_are_named(
         (lambda: clus1().replicates("jkn"), r"method='jkn' is for a stratified design"),
         (lambda: clus1().replicates("bootstrap", replicates=1), r"whole number >= 2"),
         (lambda: clus1().replicates("jk1", replicates=10), r"replicates= is for the bootstrap"),
-        (lambda: clus1().replicates("brr"), r"method must be one of"),  # type: ignore[arg-type]
+        (lambda: clus1().replicates("brr"), r"method='brr' is for a stratified design"),
+        (lambda: strat().replicates("brr"), r"exactly 2 PSUs in every stratum; stratum 'E'"),
+        (lambda: brr_clus().replicates("brr", fay=1.0), r"fay= must be a number from 0"),
+        (lambda: brr_clus().replicates("jkn", fay=0.5), r"fay= is Fay's factor"),
+        (lambda: clus1().replicates("fay"), r"method must be one of"),  # type: ignore[arg-type]
         (
-            lambda: clus1().calibrate(GREG, method="raking").replicates(),
-            r"only a linear calibrate\(\)",
+            lambda: clus1().replicates().calibrate(GREG, method="raking").calibrate(GREG),
+            r"can be calibrated once",
         ),
         (
             lambda: clus1().replicates().calibrate(GREG).rake(POPULATION),
             r"rake or post-stratify first, then calibrate",
         ),
         (lambda: clus1().replicates().replicates(), r"already has replicate weights"),
+        (
+            lambda: strat().replicates("jkn").rake(POPULATION, trim=(0.5, 2.0)),
+            r"calibrate\(totals, method='raking', trim=",
+        ),
+        (
+            lambda: (
+                clus1()
+                .replicates("jk1")
+                .calibrate(GREG, method="logit", bounds=(0.8, 1.7), **TIGHT)
+            ),
+            r"replicate 10: calibrate: the totals cannot be met",
+        ),
         (
             lambda: sk.Design(pd.DataFrame({"y": np.zeros(100_001)})).replicates("jk1"),
             r"one replicate per PSU, 100,001 here",
@@ -371,10 +438,16 @@ def test_bad_supplied_weights_are_named(
         "jkn-unstratified",
         "one-bootstrap",
         "jk-count",
-        "brr",
-        "greg-raking",
+        "brr-unstratified",
+        "brr-three-psus",
+        "fay-one",
+        "fay-not-brr",
+        "fay-method",
+        "calibrate-twice",
         "rake-after-greg",
         "twice",
+        "rake-trim",
+        "replicate-not-calibrated",
         "huge-jackknife",
     ],
 )
@@ -429,3 +502,193 @@ def test_the_jackknife_rank_formula_equals_the_numerical_rank(lonely: str, seed:
         dataclasses.replace(reps, jackknife=None, factors=jackknife.columns(slice(None)))
     )
     assert jackknife.rank(np.ones(len(jackknife.psu_stratum), dtype=bool)) == numerical
+
+
+# -- tests and quantiles on replicate designs (tools/r_reference/replicates_tests.R) ----
+
+TESTS = json.loads((FIXTURES / "r_replicates_tests.json").read_text())
+
+
+def _tests_frame(name: str) -> pd.DataFrame:
+    frame = data(name)
+    frame["ed"] = np.where(
+        frame["avg.ed"].isna(), None, np.where(frame["avg.ed"] >= 3, "high", "low")
+    )
+    return frame
+
+
+def _supplied_boot() -> sk.ReplicateDesign:
+    frame = _tests_frame("apiclus1")
+    weights = pd.read_csv(FIXTURES / "data" / "rep_apiclus1_boot_repweights.csv")
+    return sk.ReplicateDesign(
+        frame,
+        weights="pw",
+        replicate_weights=weights.set_axis(frame.index),
+        method="bootstrap",
+        scale=R["apiclus1_boot"]["scale"],
+    )
+
+
+TEST_DESIGNS: dict[str, Callable[[], sk.ReplicateDesign]] = {
+    "apiclus1_jk1": lambda: sk.Design(
+        _tests_frame("apiclus1"), weights="pw", psu="dnum", fpc="fpc"
+    ).replicates("jk1"),
+    "apistrat_jkn": lambda: sk.Design(
+        _tests_frame("apistrat"), weights="pw", strata="stype", fpc="fpc"
+    ).replicates("jkn"),
+    "apistrat_jkn_raked": lambda: (
+        sk.Design(_tests_frame("apistrat"), weights="pw", strata="stype", fpc="fpc")
+        .replicates("jkn")
+        .rake(POPULATION)
+    ),
+    "brr_26": lambda: sk.Design(
+        _tests_frame("brr_strat").head(52), weights="pw", strata="pair"
+    ).replicates("brr"),
+    "fay_clus": lambda: sk.Design(
+        _tests_frame("brr_clus"), weights="pw", strata="pair", psu="dnum"
+    ).replicates("brr", fay=0.5),
+    "apiclus1_supplied_boot": _supplied_boot,
+}
+
+
+@pytest.fixture(scope="module", params=list(TEST_DESIGNS))
+def tested(request: pytest.FixtureRequest) -> tuple[dict[str, Any], sk.ReplicateDesign]:
+    return TESTS[request.param], TEST_DESIGNS[request.param]()
+
+
+def test_replicate_degrees_of_freedom_for_tests_match_r(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign],
+) -> None:
+    expected, design = tested
+    assert design.degrees_of_freedom == expected["degf"]
+
+
+@pytest.mark.parametrize("index", range(3), ids=["sch.wide", "awards", "ed-missing"])
+def test_crosstab_on_replicates_is_svychisq(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign], index: int
+) -> None:
+    expected, design = tested
+    case = expected["chisq"][index]
+    f = sa.crosstab(design, case["question"], case["by"]).attrs["test"]
+    assert f["test"] == "Rao-Scott F (R svychisq)"
+    assert [f["statistic"], f["ndf"], f["ddf"], f["p_value"]] == pytest.approx(
+        [case["F"], case["ndf"], case["ddf"], case["p_F"]], rel=REL
+    )
+    chisq = sa.crosstab(design, case["question"], case["by"], statistic="Chisq").attrs["test"]
+    assert [chisq["statistic"], chisq["dof"], chisq["p_value"]] == pytest.approx(
+        [case["chisq"], case["chisq_df"], case["p_chisq"]], rel=REL
+    )
+
+
+@pytest.mark.parametrize(
+    ("index", "question", "estimate"),
+    [
+        (0, "api00", "means"),
+        (1, "sch.wide", "proportions"),
+        (2, "nps_q", "nps"),
+        (3, "avg.ed", "means"),
+    ],
+    ids=["mean", "proportion", "nps", "mean-missing"],
+)
+def test_compare_on_replicates_is_svyttest(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign], index: int, question: str, estimate: Any
+) -> None:
+    expected, design = tested
+    case = expected["ttest"][index]
+    frame = sa.compare(design, question, by="awards", estimate=estimate)
+    row = frame[frame["option"] == "Yes"].iloc[0] if estimate == "proportions" else frame.iloc[0]
+    assert frame.attrs["degrees_of_freedom"] == case["df"]
+    ours = [row["difference"], row["statistic"], row["p_value"], row["ci_low"], row["ci_high"]]
+    theirs = [case["difference"], case["statistic"], case["p_value"]]
+    theirs += [case["ci_low"], case["ci_high"]]
+    if abs(case["statistic"]) > 1e8:  # a raked-on margin's difference: se is rounding noise
+        ours[1], theirs[1] = np.sign(ours[1]), np.sign(theirs[1])
+    assert ours == pytest.approx(theirs, rel=REL)
+
+
+def test_crosstab_letters_on_replicates_are_pairwise_svyttest(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign],
+) -> None:
+    expected, design = tested
+    cases = expected["letters"]
+    for question in ("awards", "ed"):
+        pairs = sa.crosstab(design, question, "stype").attrs["letters_pairs"]
+        for case in (c for c in cases if c["question"] == question):
+            row = pairs[
+                (pairs["option"] == case["level"])
+                & (pairs["column_a"] == case["a"])
+                & (pairs["column_b"] == case["b"])
+            ].iloc[0]
+            assert row["df"] == case["df"]
+            assert [row["difference"], row["statistic"], row["p_value"]] == pytest.approx(
+                [case["difference"], case["statistic"], case["p_value"]], rel=REL
+            )
+
+
+@pytest.mark.parametrize(("variable", "by"), [("api00", "stype"), ("avg.ed", "awards")])
+def test_quantiles_on_replicates_are_svyquantile(
+    tested: tuple[dict[str, Any], sk.ReplicateDesign], variable: str, by: str
+) -> None:
+    expected, design = tested
+    cases = [c for c in expected["quantiles"] if c["variable"] == variable]
+    whole = sa.quantiles(design, variable, q=(0.25, 0.5, 0.75))
+    grouped = sa.quantiles(design, variable, q=(0.25, 0.5, 0.75), by=by)
+    for case in cases:
+        if case["group"] is None:
+            frame, dof = whole, whole.attrs["degrees_of_freedom"][0]
+        else:
+            frame = grouped[grouped[by] == case["group"]]
+            position = list(grouped[by].unique()).index(case["group"])
+            dof = grouped.attrs["degrees_of_freedom"][position]
+        assert dof == case["df"]
+        for column in ("estimate", "ci_low", "ci_high", "se"):
+            theirs = np.array([np.nan if v is None else v for v in case[column]], dtype=float)
+            assert frame[column].to_numpy() == pytest.approx(theirs, rel=REL, nan_ok=True)
+
+
+# -- BRR and Fay -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("case", R["hadamard"], ids=lambda case: str(case["n"]))
+def test_hadamard_matrices_are_rs(case: dict[str, Any]) -> None:
+    from surveykit.analysis._hadamard import hadamard
+
+    rows = ["".join(str(v) for v in row) for row in hadamard(case["n"])]
+    assert rows == case["rows"]
+
+
+def test_brr_multipliers_are_rs_replicate_by_replicate() -> None:
+    design = brr_strat(52).replicates("brr")
+    pw = data("brr_strat").head(52)["pw"].to_numpy()
+    multipliers = design.replicate_weights().to_numpy() / pw[:, None]
+    assert multipliers == pytest.approx(np.array(R["brr_26"]["multipliers"]), abs=1e-12)
+    assert design.method == "brr" and "BRR, 28 replicates" in design.variance_method
+    fay = brr_strat(52).replicates("brr", fay=0.3)
+    assert fay.method == "fay" and "Fay" in fay.describe()
+
+
+def test_trimmed_calibration_of_the_linearised_design_is_rs() -> None:
+    """R's calibrate(trim=) on the svydesign: trimmed factors, variance from them."""
+    expected = R["apiclus1_cal_trim_linearised"]
+    design = clus1().calibrate(GREG, method="raking", trim=(0.95, 1.4), **TIGHT)
+    assert design.weights.sum() == pytest.approx(expected["weights_sum"], rel=1e-12)
+    g = design.weights.to_numpy() / data("apiclus1")["pw"].to_numpy()
+    assert g.min() >= 0.95 - 1e-12
+    for name, frame in (
+        ("mean", sa.means(design, "api00")),
+        ("mean_by", sa.means(design, "api00", by="stype")),
+        ("total", sa.totals(design, "enroll")),
+    ):
+        ours = _figures(frame)
+        assert ours["estimate"] == pytest.approx(expected[name]["estimate"], rel=REL)
+        assert ours["variance"] == pytest.approx(
+            expected[name]["variance"], rel=REL, abs=1e-12 * ours["estimate"].max() ** 2
+        )
+    assert "trimmed to [0.95, 1.4]" in design.describe()
+
+
+def test_trim_on_an_unbounded_linear_calibration_is_refused() -> None:
+    with pytest.raises(sk.analysis.AnalysisInputError, match=r"trim= applies to method="):
+        clus1().calibrate(GREG, trim=(0.9, 1.1))
+    with pytest.raises(sk.analysis.AnalysisInputError, match=r"0 <= low < high"):
+        clus1().calibrate(GREG, method="raking", trim=(1.2, 1.1))

@@ -39,6 +39,7 @@ def random_status(seed: int, n: int = 80) -> pd.DataFrame:
                 "clicked": False,
                 "replied": False,
                 "opted_out": rng.random() < 0.1,
+                "invited": bool(contacts),
                 "started": False,
                 "completed": False,
                 "status": rng.choice(

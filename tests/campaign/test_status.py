@@ -329,3 +329,23 @@ def test_bad_inputs_name_what_is_wrong(tmp_path: Path) -> None:
         sk.campaign_status(results, events=tmp_path / "nope.sqlite")
     with pytest.raises(ValueError, match=r"events: missing column\(s\)"):
         sk.campaign_status(results, events=pd.DataFrame({"type": ["Stop"]}))
+
+
+def test_an_invitation_in_the_results_counts_as_a_contact_without_journals() -> None:
+    results = pd.DataFrame(
+        {
+            "respondentId": ["a", "b", "c", "d"],
+            "mobileNumber": ["447700900001", "447700900002", "447700900003", "447700900004"],
+            "invited": [pd.Timestamp("2026-03-02 09:00", tz="UTC"), pd.NaT,
+                        pd.Timestamp("2026-03-02 09:00", tz="UTC"), pd.NaT],
+            "started": [pd.NaT, pd.NaT, pd.Timestamp("2026-03-02 10:00", tz="UTC"), pd.NaT],
+            "completed": [pd.NaT, pd.NaT, pd.NaT, pd.Timestamp("2026-03-02 11:00", tz="UTC")],
+        }
+    )  # fmt: skip
+    status = sk.campaign_status(results)
+    assert status["invited"].tolist() == [True, False, True, True]  # completed implies invited
+    assert status["status"].astype(str).tolist() == [
+        "contacted", "not_contacted", "started", "completed"]  # fmt: skip
+    assert status["contacts"].tolist() == [0, 0, 0, 0]  # messages come from journals only
+    reminders = sk.plan_reminders(status, now=pd.Timestamp("2026-03-10", tz="UTC"))
+    assert len(reminders) == 0  # no journal, no reminder: never contacted by surveykit

@@ -153,3 +153,33 @@ def test_remind_sends_once_and_resumes(tmp_path: Path) -> None:
         f"surveykit: journal {tmp_path / 'wave2.sqlite'}: the file is empty"
     )
     assert "sent_now" not in emptied
+
+
+def test_optouts_review_lists_unsure_replies_and_writes_them_as_text(tmp_path: Path) -> None:
+    from openpyxl import load_workbook
+
+    from surveykit.models import CallbackPayload
+
+    db = str(tmp_path / "o.sqlite")
+    assert run("optouts", "review", "--db", db, code=1).strip().endswith("no opt-out list " + db)
+    reply = '=HYPERLINK("http://x") No. Stop.'
+    payload = CallbackPayload.model_validate(
+        {
+            "Type": "Message",
+            "Source": "447911000004",
+            "Destination": "447700900123",
+            "Message": reply,
+            "Timestamp": "2026-03-02T10:00:00+00:00",
+            "Inbound": True,
+            "MessageID": "MS1",
+        }
+    )
+    with sk.OptOutList(db) as lst:
+        lst.apply(payload, 1)
+        assert "447911000004" not in lst  # unsure: a person decides
+    listed = run("optouts", "review", "--db", db)
+    assert "447911000004" in listed and "No. Stop." in listed
+    out = tmp_path / "unsure.xlsx"
+    assert "wrote 1 replies" in run("optouts", "review", "--db", db, "--out", str(out))
+    cells = {c.value: c.data_type for row in load_workbook(out).active.iter_rows() for c in row}
+    assert cells[reply] == "s"  # text, never a formula

@@ -16,7 +16,7 @@ import httpx
 import pytest
 
 import surveykit as sk
-from surveykit.client._retry import parse_retry_after
+from surveykit.client._retry import MAX_RATE_LIMITED, delay_after_rate_limit, parse_retry_after
 
 BASE = "https://api.example.test"
 
@@ -307,6 +307,41 @@ def test_backoff_grows_with_jitter_within_bounds() -> None:
 def test_negative_max_retries_is_refused() -> None:
     with pytest.raises(ValueError, match="max_retries"):
         sk.RetryPolicy(max_retries=-1)
+
+
+def answer(status: int) -> httpx.Response:
+    return httpx.Response(status, request=httpx.Request("POST", f"{BASE}/v3.2/Message"))
+
+
+def rate_limited(retry_after: float | None) -> sk.RateLimitError:
+    return sk.RateLimitError("429", response=answer(429), retry_after=retry_after)
+
+
+@pytest.mark.parametrize(
+    ("result", "times", "expected"),
+    [
+        (rate_limited(3.5), 0, 3.5),
+        (rate_limited(0.0), 4, 0.0),
+        (rate_limited(None), 0, 2.0),
+        (rate_limited(None), 2, 8.0),
+        (rate_limited(1.0), MAX_RATE_LIMITED, None),
+        (sk.ServerError("503", response=answer(503)), 0, None),
+        ("a SendResponse", 0, None),
+    ],
+    ids=[
+        "retry-after",
+        "retry-after-zero-on-the-last-wait",
+        "first-backoff",
+        "third-backoff",
+        "limit-reached",
+        "not-a-429",
+        "not-an-error",
+    ],
+)
+def test_a_batch_row_waits_out_a_429_as_told_a_few_times(
+    result: object, times: int, expected: float | None
+) -> None:
+    assert delay_after_rate_limit(result, times) == expected
 
 
 # Over a real loopback socket: a server that reads the request and hangs up without answering.

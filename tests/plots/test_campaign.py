@@ -147,3 +147,68 @@ def test_a_timeline_of_one_instant_shows_an_hour_around_it(case: Any) -> None:
     fig = plots.plot_campaign_timeline(status)
     low, high = (matplotlib.dates.num2date(x) for x in fig.axes[0].get_xlim())
     assert (low, high) == (instant - pd.Timedelta(hours=1), instant + pd.Timedelta(hours=1))
+
+
+def test_timeline_draws_deliveries_from_the_listeners_events(case: Any) -> None:
+    results, waves, events, _ = case
+    lines = step_lines(plots.plot_campaign_timeline(sends=waves, results=results, events=events))
+    assert list(lines) == ["messages accepted", "messages delivered", "completed"]
+    # Independently: the Delivered receipts' own times.
+    delivered = events[(events["type"] == "Receipt") & (events["status"] == "Delivered")]
+    times = pd.to_datetime(delivered["timestamp"], utc=True)
+    xs, ys = lines["messages delivered"]
+    assert ys[-1] == len(times) > 0
+    for x, y in zip(pd.to_datetime(xs, utc=True), ys, strict=True):
+        assert y == int((times <= x).sum())
+    with pytest.raises(plots.PlotError, match="events: no column 'status'"):
+        plots.plot_campaign_timeline(sends=waves, events=events.drop(columns="status"))
+
+
+def bars(fig: Any) -> dict[str, list[float]]:
+    """Segment widths per legend label (one container per disposition group)."""
+    ax = fig.axes[0]
+    return {c.get_label(): [p.get_width() for p in c.patches] for c in ax.containers}
+
+
+def test_dispositions_bars_are_the_group_counts_with_the_rate(case: Any) -> None:
+    status = case[3]
+    disp = sk.dispositions(status)
+    fig = plots.plot_dispositions(disp, by="last_wave")
+    fig.canvas.draw()
+    ax = fig.axes[0]
+    # Independently: the group letter of each code, counted per wave.
+    def letter(code: str) -> str:
+        head, tail = code.split(".")
+        if head == "1":
+            return "I" if tail == "1" else "P"
+        if head == "2":
+            return {"1": "R", "2": "NC", "3": "O"}[tail[0]]
+        return ("UH" if tail[0] == "1" else "UO") if head == "3" else "NE"
+
+    waves = disp["last_wave"].astype(object).where(disp["last_wave"].notna(), "(missing)")
+    groups = disp["disposition"].map(letter)
+    labels = [t.get_text() for t in ax.get_yticklabels()]
+    assert "(missing)" in labels
+    assert labels == sorted(set(waves), key=lambda w: (w == "(missing)", w))
+    widths = bars(fig)
+    assert len(widths) == 8
+    for name, group in zip(widths, plots.DISPOSITION_COLOURS, strict=True):
+        assert name.endswith(f"({group})")
+        assert widths[name] == [float(((waves == w) & (groups == group)).sum()) for w in labels]
+    # RR1 = I / (I + P + R + NC + O + UH + UO), written at each bar's end.
+    for text, wave in zip(ax.texts, labels, strict=True):
+        mine = groups[waves == wave]
+        rr1 = (mine == "I").sum() / (mine != "NE").sum()
+        assert text.get_text() == f"{len(mine):,}  RR1 {100 * rr1:.1f}%"
+
+
+def test_dispositions_one_bar_and_bad_rate(case: Any) -> None:
+    disp = sk.dispositions(case[3])
+    fig = plots.plot_dispositions(disp["disposition"], rate="COOP1")
+    assert [t.get_text() for t in fig.axes[0].get_yticklabels()] == ["all"]
+    assert sum(w[0] for w in bars(fig).values()) == len(disp)
+    assert "COOP1" in fig.axes[0].texts[0].get_text()
+    with pytest.raises(plots.PlotError, match="by: no column 'wave'"):
+        plots.plot_dispositions(disp, by="wave")
+    with pytest.raises(plots.PlotError, match="'RR9' is not an AAPOR rate"):
+        plots.plot_dispositions(disp, rate="RR9")

@@ -173,10 +173,16 @@ def test_report_command_writes_excel_and_spss(
         result.output
     )
     book = load_workbook(out)
-    assert len(book.sheetnames) == len(expected.tables)
+    assert book.sheetnames == ["Cover", "Contents", *expected.tables, "Not tabulated"]
+    assert f"wrote {len(expected.tables)} tables and a cover to {out}" in result.output
     data, meta = pyreadstat.read_sav(sav)
     assert len(data) == len(frame)
     assert meta.variable_value_labels["Q2"][1.0] == "Yes"
+    assert meta.original_variable_types["Q1"] == "F8.0"
+    assert "MDGROUP NAME=$Q3" in sav.with_suffix(".sps").read_text()
+    assert f"wrote the multiple-response sets (SPSS syntax) to {sav.with_suffix('.sps')}" in (
+        _said(result.output)
+    )
 
 
 @pytest.mark.parametrize(

@@ -67,3 +67,43 @@ def test_text_an_xlsx_file_cannot_hold_is_an_export_error(tmp_path: Path) -> Non
     with pytest.raises(sk.ExportError, match=r"U\+0001"):
         sk.to_excel({"t": table}, tmp_path / "t.xlsx")
     assert list(tmp_path.iterdir()) == []
+
+
+def test_flagged_estimates_carry_a_mark_and_the_sheet_a_legend(tmp_path: Path) -> None:
+    df = pd.DataFrame(
+        {
+            "g": ["big"] * 400 + ["small"] * 20,
+            "Q": ["a"] * 396 + ["b"] * 4 + ["a"] * 20,
+        }
+    )
+    table = analysis.proportions(df, "Q", by="g")
+    flags = table.set_index(["g", "option"])["flag"].to_dict()
+    assert flags == {
+        ("big", "a"): "",
+        ("big", "b"): "",
+        ("small", "a"): "unreliable",  # n = 20: effective sample size < 30
+        ("small", "b"): "unreliable",
+    }
+    sk.to_excel({"shares": table}, tmp_path / "flags.xlsx")
+    sheet = load_workbook(tmp_path / "flags.xlsx")["shares"]
+    rows = [[cell.value for cell in row] for row in sheet.iter_rows()]
+    header = rows[2]
+    mark = header.index("estimate") + 1
+    assert header[mark] is None  # the mark's own narrow column, right after the figure
+    body = rows[3 : 3 + len(table)]
+    assert [row[mark] for row in body] == [None, None, "\u2021", "\u2021"]
+    assert [row[header.index("flag")] for row in body] == [None, None, "unreliable", "unreliable"]
+    assert all(isinstance(row[header.index("estimate")], int | float) for row in body)  # a number
+    legend = [value for row in rows[3 + len(table) :] for value in row if value]
+    assert len(legend) == 1
+    assert legend[0].startswith("\u2021 unreliable: effective sample size under 30")
+    assert "NCHS" in legend[0] and "\u2020 review" in legend[0]
+
+
+def test_a_table_without_flags_has_no_legend(tmp_path: Path) -> None:
+    table = analysis.proportions(pd.DataFrame({"Q": ["a"] * 300 + ["b"] * 300}), "Q")
+    assert (table["flag"] == "").all()
+    sk.to_excel({"shares": table}, tmp_path / "plain.xlsx")
+    sheet = load_workbook(tmp_path / "plain.xlsx")["shares"]
+    values = [cell.value for row in sheet.iter_rows() for cell in row if cell.value]
+    assert not [v for v in values if isinstance(v, str) and ("\u2021" in v or "\u2020" in v)]

@@ -87,7 +87,7 @@ def test_spss_reads_back(tmp_path: Path, labelled: bool) -> None:
     assert meta.variable_measure == {
         "respondentId": "nominal", "completed": "scale", "Q1": "ordinal", "Q2": "nominal",
         "Q3": "scale", "Q4": "scale", "Q5": "nominal", "Q6": "nominal",
-        "has_spaces___symbols": "scale"}
+        "Q6_1": "nominal", "Q6_2": "nominal", "has_spaces___symbols": "scale"}
     assert same(data["Q1"], EXPECTED_Q1)  # user-missing codes kept as values
     assert same(data["Q2"], EXPECTED_Q2)
     assert same(data["Q3"], [10, 0, 7, 9, np.nan])
@@ -101,6 +101,77 @@ def test_spss_reads_back(tmp_path: Path, labelled: bool) -> None:
     # without user_missing, SPSS's missing codes read as missing
     plain, _ = pyreadstat.read_sav(path)
     assert same(plain["Q1"], [5, np.nan, 1, np.nan, np.nan])
+
+
+@pytest.mark.parametrize("labelled", [False, True], ids=["raw", "labelled"])
+def test_spss_whole_numbers_have_integer_formats(tmp_path: Path, labelled: bool) -> None:
+    df = results().assign(big=pd.array([123_456_789_012, 1, None, 2, 3], dtype="Int64"))
+    source = sk.label(df, codebook()) if labelled else df
+    sk.to_spss(source, tmp_path / "f.sav", codebook=None if labelled else codebook())
+    _, meta = pyreadstat.read_sav(tmp_path / "f.sav")
+    formats = meta.original_variable_types
+    assert {k: formats[k] for k in ("Q1", "Q2", "Q3", "Q4")} == dict.fromkeys(
+        ["Q1", "Q2", "Q3", "Q4"], "F8.0")  # codes read 5, not 5.00
+    assert formats["big"] == "F13.0"  # wide enough for its 12 digits
+    assert formats["has_spaces___symbols"] == "F8.2"  # 1.5 keeps its decimals
+    assert formats["Q6_1"] == formats["Q6_2"] == "F1.0"
+    assert formats["completed"].startswith("DATETIME")
+
+
+@pytest.mark.parametrize("labelled", [False, True], ids=["raw", "labelled"])
+def test_spss_multi_questions_are_dichotomies_and_an_mrsets_syntax_file(
+    tmp_path: Path, labelled: bool
+) -> None:
+    book = codebook()
+    book["Q6"].text = "Which fruit's best?"
+    df = results()
+    source = sk.label(df, book) if labelled else df
+    path = tmp_path / "fruit.sav"
+    sk.to_spss(source, path, codebook=None if labelled else book)
+    data, meta = pyreadstat.read_sav(path)
+    names = meta.column_names
+    assert names[names.index("Q6"):names.index("Q6") + 3] == ["Q6", "Q6_1", "Q6_2"]
+    # answers "A;B", "B", None, "" (answered, no option), "A"
+    assert same(data["Q6_1"], [1, 0, np.nan, 0, 1])
+    assert same(data["Q6_2"], [1, 1, np.nan, 0, 0])
+    assert meta.column_names_to_labels["Q6_1"] == "Which fruit's best?: Apples"
+    assert meta.column_names_to_labels["Q6_2"] == "Which fruit's best?: Bananas"
+    assert meta.variable_value_labels["Q6_1"] == {0.0: "Not chosen", 1.0: "Chosen"}
+    assert (tmp_path / "fruit.sps").read_text(encoding="utf-8") == (
+        "* Encoding: UTF-8.\n"
+        "* Multiple-response sets of fruit.sav, written by surveykit.\n"
+        "* Open fruit.sav, run this syntax, then save the file to keep them.\n"
+        "MRSETS\n"
+        "  /MDGROUP NAME=$Q6 LABEL='Which fruit''s best?' CATEGORYLABELS=VARLABELS\n"
+        "    VARIABLES=Q6_1 Q6_2 VALUE=1\n"
+        "  /DISPLAY NAME=[$Q6].\n"
+    )
+
+
+def test_spss_option_names_never_take_a_column_name_and_stata_is_unchanged(
+    tmp_path: Path,
+) -> None:
+    df = results().assign(Q6_1=[1.0, 2.0, 3.0, 4.0, 5.0])
+    renames = sk.to_spss(df, tmp_path / "n.sav", codebook())
+    assert "Q6_1" not in renames  # the results' own column keeps its name
+    data, _ = pyreadstat.read_sav(tmp_path / "n.sav")
+    assert same(data["Q6_1"], [1, 2, 3, 4, 5])
+    assert "VARIABLES=Q6_1_2 Q6_2 VALUE=1" in (tmp_path / "n.sps").read_text()
+    sk.to_stata(results(), tmp_path / "n.dta", codebook())
+    _, stata = pyreadstat.read_dta(tmp_path / "n.dta")
+    assert "Q6_1" not in stata.column_names and "Q6_2" not in stata.column_names
+
+
+def test_spss_without_multi_questions_writes_no_syntax_and_unknown_options_fail(
+    tmp_path: Path,
+) -> None:
+    sk.to_spss(results().drop(columns="Q6"), tmp_path / "plain.sav", codebook())
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["plain.sav"]
+    bad = results()
+    bad["Q6"] = pd.array(["A;C", "B", None, "", "A"], dtype="string")
+    with pytest.raises(ExportError, match=r"Q6: row 0 holds the option 'C'"):
+        sk.to_spss(bad, tmp_path / "bad.sav", codebook())
+    assert not (tmp_path / "bad.sav").exists() and not (tmp_path / "bad.sps").exists()
 
 
 @pytest.mark.parametrize("labelled", [False, True], ids=["raw", "labelled"])
@@ -319,4 +390,5 @@ def test_files_get_the_permissions_the_umask_gives(tmp_path: Path) -> None:
         sk.to_excel({"t": proportions_frame()}, tmp_path / "r.xlsx")
         codebook().write(tmp_path / "codebook.xlsx")
     modes = {path.name: mode(path) for path in tmp_path.iterdir()}
-    assert modes == dict.fromkeys(["r.sav", "r.dta", "r.xlsx", "codebook.xlsx"], 0o640)
+    assert modes == dict.fromkeys(
+        ["r.sav", "r.sps", "r.dta", "r.xlsx", "codebook.xlsx"], 0o640)

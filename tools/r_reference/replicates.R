@@ -137,6 +137,64 @@ greg <- calibrate(jk1, ~stype + enroll, population = c(`(Intercept)` = 6194, sty
                                                         stypeM = 1018, enroll = 3700000))
 result$apiclus1_jk1_greg <- statistics(greg, "avg.ed")
 
+# calibrate() with the raking and logit functions and with bounds: R runs grake on every
+# replicate's own weights (calibrate.svyrep.design), to the same totals.
+cal_population <- c(`(Intercept)` = 6194, stypeH = 755, stypeM = 1018, enroll = 3700000)
+result$apiclus1_jk1_cal_raking <- statistics(
+  calibrate(jk1, ~stype + enroll, population = cal_population, calfun = "raking",
+            epsilon = 1e-12, maxit = 1000), "avg.ed")
+result$apiclus1_jk1_cal_logit <- statistics(
+  calibrate(jk1, ~stype + enroll, population = cal_population, calfun = "logit",
+            bounds = c(0.5, 2.5), epsilon = 1e-12, maxit = 1000), "avg.ed")
+result$apiclus1_boot_cal_raking <- statistics(
+  calibrate(boot, ~stype + enroll, population = cal_population, calfun = "raking",
+            epsilon = 1e-12, maxit = 1000), "avg.ed")
+# calibrate(trim=): factors outside the bounds set to them, the rest spread over the others
+# in proportion to their weights, on the full sample and on every replicate (with its own
+# weights); and the same trimmed calibration of the linearised design, for comparison.
+trim_call <- function(d) suppressMessages(calibrate(
+  d, ~stype + enroll, population = cal_population, calfun = "raking", trim = c(0.95, 1.4),
+  epsilon = 1e-12, maxit = 1000))
+result$apiclus1_jk1_cal_trim <- statistics(trim_call(jk1), "avg.ed")
+trimmed_linear <- trim_call(dclus1)
+result$apiclus1_cal_trim_linearised <- list(
+  mean = figures(svymean(~api00, trimmed_linear, deff = "replace")),
+  mean_by = figures(svyby(~api00, ~stype, trimmed_linear, svymean, deff = "replace")),
+  total = figures(svytotal(~enroll, trimmed_linear, deff = "replace")),
+  weights_sum = sum(weights(trimmed_linear))
+)
+
+# (Bounded linear calibration is left out: R's Newton steps with the truncated linear
+# function fail to converge on most replicates for bounds that bind, and R keeps such
+# replicates with a warning; surveykit raises an error naming the replicate instead.)
+
+# BRR and Fay's method from designs with exactly 2 PSUs per stratum (R's brrweights and
+# hadamard): strata numbered 1.. (R orders them as text: 1, 10, 11, ..., 2, ...) and PSUs
+# in the order they first appear. 7 strata take R's doubled 4 x 4 matrix (8 replicates),
+# 26 its stored 28 x 28 one, 40 a Paley matrix (44 replicates).
+clusters <- unique(apiclus1$dnum)[1:14]
+brr_clus <- apiclus1[apiclus1$dnum %in% clusters, ]
+brr_clus$pair <- (match(brr_clus$dnum, clusters) - 1) %% 7 + 1
+brr_strat <- apistrat[1:80, ]
+brr_strat$pair <- (seq_len(80) - 1) %/% 2 + 1
+write.csv(brr_clus[, c(keep, "pair")], file.path(data_dir, "rep_brr_clus.csv"),
+          row.names = FALSE)
+write.csv(brr_strat[, c(keep, "pair")], file.path(data_dir, "rep_brr_strat.csv"),
+          row.names = FALSE)
+d_brr_clus <- svydesign(id = ~dnum, strata = ~pair, weights = ~pw, data = brr_clus)
+d_brr_26 <- svydesign(id = ~1, strata = ~pair, weights = ~pw, data = brr_strat[1:52, ])
+d_brr_40 <- svydesign(id = ~1, strata = ~pair, weights = ~pw, data = brr_strat)
+result$brr_clus <- statistics(as.svrepdesign(d_brr_clus, type = "BRR"), "avg.ed")
+result$brr_26 <- statistics(as.svrepdesign(d_brr_26, type = "BRR"), "acs.46")
+result$fay_26 <- statistics(as.svrepdesign(d_brr_26, type = "Fay", fay.rho = 0.3), "acs.46")
+result$brr_40 <- statistics(as.svrepdesign(d_brr_40, type = "BRR"), "acs.46")
+result$brr_clus_raked <- statistics(
+  rake(as.svrepdesign(d_brr_clus, type = "Fay", fay.rho = 0.5), list(~sch.wide),
+       list(data.frame(sch.wide = c("No", "Yes"), Freq = c(1100, 5094))),
+       control = control), "avg.ed")
+result$brr_26$multipliers <- weights(as.svrepdesign(d_brr_26, type = "BRR"), "analysis") /
+  brr_strat$pw[1:52]
+
 # A stratum with one PSU (the first school on its own), under R's lonely-PSU options.
 lonely <- apistrat
 lonely$stratum <- as.character(lonely$stype)
@@ -150,6 +208,12 @@ for (rule in c("adjust", "remove", "certainty")) {
                                                             "acs.46")
 }
 options(survey.lonely.psu = "fail")
+
+# R's Hadamard matrices (rows as 0/1 text) for a few numbers of strata: stored, doubled
+# and Paley matrices.
+result$hadamard <- lapply(c(3, 7, 12, 26, 40, 50, 100, 150), function(n) {
+  list(n = n, rows = apply(survey:::hadamard(n), 1, paste, collapse = ""))
+})
 
 result$versions <- list(R = R.version.string,
                         survey = as.character(packageVersion("survey")))

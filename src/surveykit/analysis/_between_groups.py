@@ -27,6 +27,7 @@ from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._design import Design
 from surveykit.analysis._domains import proportions
 from surveykit.analysis._influence import FloatArray, IntArray
+from surveykit.analysis._replicates import ReplicateDesign
 
 ChisqStatistic = Literal["F", "Chisq"]
 STATISTICS = ("F", "Chisq")
@@ -74,6 +75,10 @@ def _table_degrees_of_freedom(design: Design) -> tuple[int, int]:
     (weight 0), another design's subset drops them; a :class:`Design` subset keeps them
     all with weight 0, so those count only when it is calibrated.
     """
+    if isinstance(design, ReplicateDesign):
+        # svychisq.svyrep.design: degf() of the design (the replicate weights' rank - 1),
+        # N its rows; R's subset of a replicate design drops the other rows, calibrated or not
+        return design.degrees_of_freedom, int(np.count_nonzero(design.weights_array))
     if design.calibrated:
         return design.n_psu - design.n_strata, len(design.data)
     return design.degrees_of_freedom, int(np.count_nonzero(design.weights_array))
@@ -163,9 +168,15 @@ def pair_degrees_of_freedom(
     The rows counted are those in ``inside`` with a group and a non-zero weight; ``degf``
     is their distinct PSUs minus their distinct strata, what ``svyttest`` on
     ``subset(design, group %in% c(a, b))`` uses (``svyglm``'s ``df.residual``).
+
+    On a replicate design R's subset ``design[group %in% c(a, b), ]`` recomputes ``degf``
+    as the rank of the pair's replicate weights less one, before ``svyglm`` drops the rows
+    without an answer: every row of the two groups counts, answered or not.
     """
     from scipy import sparse
 
+    if isinstance(design, ReplicateDesign):
+        return _replicate_pair_degrees_of_freedom(design, ids, groups)
     keep = inside & (ids >= 0) & (design.weights_array != 0)
     structure = design.structure
     g = ids[keep]
@@ -182,6 +193,18 @@ def pair_degrees_of_freedom(
     psus = unions(structure.psu, len(structure.psu_stratum))
     strata = unions(structure.strata, len(structure.strata_labels))
     return psus - strata - 1.0
+
+
+def _replicate_pair_degrees_of_freedom(
+    design: ReplicateDesign, ids: IntArray, groups: int
+) -> FloatArray:
+    """Per pair of groups, ``degf(design[group %in% c(a, b), ]) - 1`` of a replicate design."""
+    out = np.full((groups, groups), np.nan)
+    for a in range(groups):
+        for b in range(a + 1, groups):
+            pair = design.subset((ids == a) | (ids == b))
+            out[a, b] = out[b, a] = pair.degrees_of_freedom - 1.0
+    return out
 
 
 @dataclass

@@ -182,8 +182,15 @@ def calibrate(
     population: float | None,
     max_iter: int,
     tol: float,
-) -> tuple[FloatArray, FloatArray, str]:
-    """The model matrix and calibration factors ``g`` (R's ``calibrate`` and ``grake``)."""
+    trim: tuple[float, float] | None = None,
+) -> tuple[FloatArray, FloatArray, str, FloatArray]:
+    """The model matrix, factors ``g``, a label and the totals (R's ``calibrate``, ``grake``).
+
+    ``trim`` is R's ``calibrate(trim=)``: factors outside ``(low, high)`` are set to the
+    bound and what that took or gave is spread over the others in proportion to their
+    weights (once, as R). R ignores ``trim`` for a linear calibration without bounds (its
+    closed form ``regcalibrate``); here that is an error rather than silently ignored.
+    """
     functions = _FUNCTIONS.get(method)
     if functions is None:
         raise AnalysisInputError(
@@ -194,10 +201,47 @@ def calibrate(
         raise AnalysisInputError(
             "calibrate: method='logit' needs finite bounds=(low, high) with low < 1 < high"
         )
+    if trim is not None:
+        trim = _trim_bounds(trim)
+        if method == "linear" and bounds is None:
+            raise AnalysisInputError(
+                "calibrate: trim= applies to method='raking' or 'logit' or with bounds= "
+                "(R's calibrate() ignores it for a linear calibration without bounds)"
+            )
     matrix, target, names = _model_matrix(data, totals, population)
     g = _grake(matrix, base, target, functions, (low, high), max_iter, tol, names)
+    if trim is not None:
+        g = trimmed(g, base, trim)
     text = f"calibrated ({method}) to {', '.join(str(c) for c in totals)}"
-    return matrix, g, text
+    if trim is not None:
+        text += f", factors trimmed to [{trim[0]:g}, {trim[1]:g}]"
+    return matrix, g, text, target
+
+
+def _trim_bounds(trim: Any) -> tuple[float, float]:
+    try:
+        low, high = (float(v) for v in trim)
+    except (TypeError, ValueError):
+        raise AnalysisInputError(f"calibrate: trim must be (low, high), not {trim!r}") from None
+    if not (np.isfinite(low) and np.isfinite(high) and 0 <= low < high):
+        raise AnalysisInputError(f"calibrate: trim must be 0 <= low < high, not {trim!r}")
+    return low, high
+
+
+def trimmed(g: FloatArray, weights: FloatArray, trim: tuple[float, float]) -> FloatArray:
+    """R's trimming of calibration factors: clip to ``trim``, spread the rest over the others.
+
+    The weight taken from (or given to) the trimmed rows, ``sum((g - clipped) w)``, is
+    added to the factors of the rows inside the bounds as ``/ sum(w inside)``.
+    """
+    low, high = trim
+    outside = (g < low) | (g > high)
+    if not outside.any():
+        return g
+    clipped = np.clip(g, low, high)
+    moved = float(((g - clipped) * weights).sum())
+    inside = float(weights[~outside].sum())
+    return np.where(outside, clipped, clipped + (moved / inside if inside else 0.0))
 
 
 def _model_matrix(
@@ -320,6 +364,22 @@ def _grake(
     names: list[str],
 ) -> FloatArray:
     """R's ``grake``: Newton steps on the calibration equations ``sum w g x = totals``."""
+    eta, scale = newton(mm, ww, population, functions, bounds, max_iter, tol, names)
+    g = 1 + functions[0](mm @ eta, *bounds)
+    return g * scale if scale is not None else g
+
+
+def newton(
+    mm: FloatArray,
+    ww: FloatArray,
+    population: FloatArray,
+    functions: tuple[CalFunction, CalFunction],
+    bounds: tuple[float, float],
+    max_iter: int,
+    tol: float,
+    names: list[str],
+) -> tuple[FloatArray, float | None]:
+    """``grake``'s solution ``eta`` and rescaling: ``g = (1 + F(mm @ eta)) * scale``."""
     fm1, df = functions
     low, high = bounds
     sample = mm.T @ ww
@@ -359,5 +419,4 @@ def _grake(
             f"{names[worst]}, off by {misfit[worst]:.6g}); loosen the bounds or check the "
             "totals"
         )
-    g = 1 + fm1(xeta, low, high)
-    return g * scale if scale is not None else g
+    return eta, scale

@@ -14,7 +14,7 @@ import pandas as pd
 from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of, linearised_only
+from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._estimates import _check_nps_scale, _per_row, means, nps, proportions
 from surveykit.analysis._inputs import By, FloatArray, Weights
 from surveykit.analysis._intervals import (
@@ -24,6 +24,7 @@ from surveykit.analysis._intervals import (
     two_sided_normal_p,
     two_sided_t_p,
 )
+from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 Estimate = Literal["proportions", "means", "nps"]
@@ -159,7 +160,6 @@ def compare(
         q = question
         inputs.not_crossed_with_itself(q, by)
         source, design_or_none = design_of(df, weights)
-        linearised_only(design_or_none, "compare")
         kind = estimate or _default_estimate(source, q)
         if design_or_none is not None:
             return _design_compare(design_or_none, q, by, kind, ci, alpha)
@@ -385,8 +385,13 @@ def _design_compare(
     else:
         raise AnalysisInputError(f"estimate must be proportions, means or nps, not {kind!r}")
     k = figures.estimate.shape[1]
-    inside = (ans.codes >= 0) & (grouped.ids >= 0)
-    dof = float(design.subset(inside).degrees_of_freedom - 1)
+    if isinstance(design, ReplicateDesign):
+        # svyglm.svyrep.design: degf() of the design it was given, before the rows
+        # without an answer or a group are dropped
+        dof = float(design.degrees_of_freedom - 1)
+    else:
+        inside = (ans.codes >= 0) & (grouped.ids >= 0)
+        dof = float(design.subset(inside).degrees_of_freedom - 1)
     result = between.contrasts(
         np.nan_to_num(figures.estimate.ravel()),
         figures.vcov,

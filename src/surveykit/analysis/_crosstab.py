@@ -16,7 +16,7 @@ import pandas as pd
 from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of, linearised_only
+from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._inputs import By, FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p
 from surveykit.errors import AnalysisInputError
@@ -74,17 +74,19 @@ def crosstab(
 ) -> pd.DataFrame:
     """Answers to ``question`` (rows) by the groups of ``by`` (columns), with tests.
 
-    The table: with ``normalize`` each column in percent (rounded to 0.1) of that group's
-    respondents who answered, else the counts. Rows are the options (numbers by value,
-    text alphabetically; a labelled frame's scale in order with every scale point);
-    columns the groups of ``by`` (one column or several: a column MultiIndex), as text;
-    respondents with a missing ``by`` value are left out. Multi-choice answers
-    (``kind="multi"``, or some answer holds ``;``) are split into options, so a column can
-    sum to more than 100.
+    The table: with ``normalize`` each column in percent of that group's respondents who
+    answered (exact: rounded only when shown), else the counts. Rows are the options
+    (numbers by value, text alphabetically; a labelled frame's scale in order with every
+    scale point); columns the groups of ``by`` (one column or several: a column
+    MultiIndex), as text; respondents with a missing ``by`` value are left out.
+    Multi-choice answers (``kind="multi"``, or some answer holds ``;``) are split into
+    options, so a column can sum to more than 100.
 
     ``attrs`` hold, besides ``question``, ``question_text``, ``weights`` and ``alpha``:
 
-    - ``"counts"``: the (weighted) counts as a DataFrame shaped like the table.
+    - ``"counts"``: the respondents in each cell (integers; of non-zero weight on a design),
+      and ``"counts_weighted"`` the sums of their weights, DataFrames shaped like the
+      table (equal without a design); ``"normalize"`` says which the table shows.
     - ``"test"`` (``test=True``): the test of independence over the rows and columns that
       hold answers, ``{"test", "statistic", "ndf", "ddf", "p_value", "chi2", "dof",
       "cramers_v", "n", "n_eff", "weighted", "note"}`` (``test`` names it). Not computed
@@ -156,7 +158,6 @@ def crosstab(
         )
     inputs.not_crossed_with_itself(question, by)
     df, design = design_of(data, weights)
-    linearised_only(design, "crosstab")
     w = None if design is None else design.weights_array
     weights_name = None if design is None else design.weights_name
     grouped = inputs.groups(df, by, dropna=True)
@@ -179,9 +180,18 @@ def crosstab(
     counts_frame = pd.DataFrame(
         table_w if w is not None else table_w.astype(np.int64), index=index, columns=columns
     )
+    if w is not None:  # the respondents (of non-zero weight) behind each weighted cell
+        counted = np.where(w != 0, ans.codes, -1)
+        people, _, _ = inputs.cell_sums(grouped.ids, counted, grouped.count, len(ans.labels), None)
+        people = people @ ans.chosen if ans.chosen is not None else people
+        respondents = pd.DataFrame(
+            people[answered][:, rows].T.astype(np.int64), index=index, columns=columns
+        )
+    else:
+        respondents = counts_frame
     if normalize:
         with np.errstate(invalid="ignore", divide="ignore"):
-            shown = pd.DataFrame(np.round(100 * table_w / base_w, 1), index=index, columns=columns)
+            shown = pd.DataFrame(100 * table_w / base_w, index=index, columns=columns)
     else:
         shown = counts_frame.copy()
     keys = column_letters(len(columns))
@@ -191,7 +201,9 @@ def crosstab(
         "question_text": inputs.question_text(df, question),
         "weights": weights_name,
         "alpha": alpha,
-        "counts": counts_frame,
+        "counts": respondents,
+        "counts_weighted": counts_frame.astype(np.float64),
+        "normalize": normalize,
         "column_letters": dict(zip(columns, keys, strict=True)),
         "test": None,
         "letters": None,

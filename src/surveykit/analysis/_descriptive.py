@@ -147,9 +147,9 @@ def response_funnel(
         stages.append(("completed", int(_column(df, "completed").notna().sum())))
     frame = pd.DataFrame(stages, columns=["stage", "respondents"])
     base = max(invited, 1)
-    frame["percent_of_invited"] = (100 * frame["respondents"] / base).round(1)
+    frame["percent_of_invited"] = 100 * frame["respondents"] / base
     previous = frame["respondents"].shift(1).replace(0, np.nan)
-    frame["percent_of_previous"] = (100 * frame["respondents"] / previous).round(1)
+    frame["percent_of_previous"] = 100 * frame["respondents"] / previous
     frame.loc[0, "percent_of_previous"] = 100.0
     return frame
 
@@ -173,7 +173,7 @@ def response_rate(df: pd.DataFrame, *, freq: str = "D") -> pd.DataFrame:
     frame.index.name = "period"
     if "invited" in frame and "completed" in frame:
         invited = frame["invited"].cumsum().replace(0, np.nan)
-        frame["cumulative_rate"] = (100 * frame["completed"].cumsum() / invited).round(1)
+        frame["cumulative_rate"] = 100 * frame["completed"].cumsum() / invited
     return frame
 
 
@@ -201,7 +201,7 @@ def answer_distribution(
     frame = counts.rename_axis("answer").reset_index(name="count")
     frame["answer"] = frame["answer"].astype(str)
     frame["count"] = frame["count"].astype("int64")
-    frame["percent"] = (100 * frame["count"] / max(answered, 1)).round(1)
+    frame["percent"] = 100 * frame["count"] / max(answered, 1)
     frame.attrs.update(question=question, kind=kind, answered=answered)
     return frame
 
@@ -223,7 +223,7 @@ def batch_summary(result: Any) -> pd.DataFrame:
     counts = counts[counts > 0]
     out: pd.DataFrame = counts.rename_axis("outcome").reset_index(name="rows")
     out["outcome"] = out["outcome"].astype(str)
-    out["percent"] = (100 * out["rows"] / max(len(frame), 1)).round(1)
+    out["percent"] = 100 * out["rows"] / max(len(frame), 1)
     return out
 
 

@@ -64,11 +64,21 @@ class Raking:
 
 @dataclass(frozen=True)
 class Regression:
-    """A GREG calibration (R's ``calibrate``): model matrix, weights before, factors ``g``."""
+    """A calibration (R's ``calibrate``): model matrix, weights before, factors ``g``.
+
+    ``method``, ``bounds``, ``population`` and the Newton settings are what replicates
+    need to be calibrated the same way (R's ``calibrate()`` of a replicate design).
+    """
 
     matrix: FloatArray
     before: FloatArray
     g: FloatArray
+    method: str = "linear"
+    bounds: tuple[float, float] = (-np.inf, np.inf)
+    population: FloatArray | None = None
+    max_iter: int = 50
+    tol: float = 1e-7
+    trim: tuple[float, float] | None = None
 
 
 CalibrationStep = PostStratum | Raking | Regression
@@ -317,6 +327,7 @@ class Design:
         population: float | None = None,
         max_iter: int = 50,
         tol: float = 1e-7,
+        trim: tuple[float, float] | None = None,
     ) -> Design:
         """The design calibrated to population totals (GREG; R's ``calibrate``).
 
@@ -331,10 +342,14 @@ class Design:
                 column (R's intercept).
             max_iter: Newton iterations at most.
             tol: convergence of the totals, relative (R's ``epsilon``).
+            trim: ``(low, high)``: R's ``trim=``, factors ``g`` outside are set to the
+                bound and the difference spread over the others in proportion to their
+                weights (for ``"raking"``, ``"logit"`` or ``bounds=``; R ignores it for
+                an unbounded linear calibration, and so it is an error here).
         """
         from surveykit.analysis import _calibration
 
-        matrix, g, text = _calibration.calibrate(
+        matrix, g, text, target = _calibration.calibrate(
             self._data,
             self._weights,
             totals,
@@ -343,31 +358,50 @@ class Design:
             population=population,
             max_iter=max_iter,
             tol=tol,
+            trim=trim,
         )
-        step = Regression(matrix, self._weights, g)
+        low, high = (-np.inf, np.inf) if bounds is None else (float(bounds[0]), float(bounds[1]))
+        step = Regression(
+            matrix,
+            self._weights,
+            g,
+            method,
+            (low, high),
+            target,
+            max_iter,
+            tol,
+            None if trim is None else (float(trim[0]), float(trim[1])),
+        )
         return self._calibrated_by(self._weights * g, step, text)
 
     def replicates(
         self,
-        method: Literal["auto", "jk1", "jkn", "bootstrap"] = "auto",
+        method: Literal["auto", "jk1", "jkn", "bootstrap", "brr"] = "auto",
         *,
         replicates: int | None = None,
         seed: int | np.random.Generator | None = None,
         mse: bool = False,
+        fay: float = 0.0,
     ) -> ReplicateDesign:
         """The design with replicate weights (R's ``as.svrepdesign(design, type=)``).
 
         Args:
             method: ``"jk1"`` (delete one PSU; unstratified designs), ``"jkn"`` (delete one
                 PSU per stratum; stratified designs), ``"bootstrap"`` (Canty and Davison's
-                bootstrap of PSUs within strata, R's ``bootweights``) or ``"auto"`` (R's
-                default: jk1 without strata, jkn with). The design's fpc carries over.
+                bootstrap of PSUs within strata, R's ``bootweights``), ``"brr"`` (balanced
+                repeated replication for exactly 2 PSUs per stratum, R's ``brrweights``
+                with R's Hadamard matrix, ``type="BRR"``; with ``fay=`` Fay's method,
+                ``type="Fay"``) or ``"auto"`` (R's default: jk1 without strata, jkn with).
+                The design's fpc carries over, except to BRR (R drops it there too).
             replicates: the bootstrap's number of replicates (default 50, as R).
             seed: the bootstrap's random seed (or a ``numpy.random.Generator``).
             mse: centre variances on the full-sample estimate (R's ``mse=TRUE``); by
                 default on the mean of the replicates (R's default).
+            fay: Fay's factor ``rho`` (0 <= rho < 1) of ``method="brr"``: the PSUs of a
+                replicate's half-sample get ``2 - rho``, the others ``rho`` (R's
+                ``fay.rho``); 0 is plain BRR.
 
-        A raked, post-stratified or (linearly) calibrated design recalibrates every
+        A raked, post-stratified or calibrated design recalibrates every
         replicate to the same totals: what R's ``rake(as.svrepdesign(uncalibrated design),
         ...)`` gives (likewise ``postStratify``, ``calibrate``). R's ``as.svrepdesign`` of an
         already calibrated design does not recalibrate, so there its calibrated margins keep
@@ -375,7 +409,9 @@ class Design:
         """
         from surveykit.analysis import _replicates
 
-        return _replicates.replicate_design(self, method, replicates=replicates, seed=seed, mse=mse)
+        return _replicates.replicate_design(
+            self, method, replicates=replicates, seed=seed, mse=mse, fay=fay
+        )
 
     # -- variance ---------------------------------------------------------------------
 
@@ -566,16 +602,7 @@ def _rake_residuals(x: Influence, step: Raking, out: Influence) -> None:
         out.add(-w, basis, c)
 
 
-__all__ = ["Design", "LonelyPSU", "design_of", "linearised_only"]
-
-
-def linearised_only(design: Design | None, what: str) -> None:
-    """Refuse a replicate design where only the linearised variance is checked against R."""
-    if design is not None and type(design).__name__ == "ReplicateDesign":
-        raise AnalysisInputError(
-            f"{what} on a replicate design is not offered yet (its replicate-based figures are "
-            "not checked against R): use the linearised Design it came from"
-        )
+__all__ = ["Design", "LonelyPSU", "design_of"]
 
 
 def design_of(

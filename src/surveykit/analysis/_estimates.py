@@ -23,6 +23,7 @@ import pandas as pd
 
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
+from surveykit.analysis import _reliability as reliability
 from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._inputs import By, FloatArray, Weights
 from surveykit.analysis._intervals import (
@@ -124,10 +125,15 @@ def proportions(
         separator: what joins a multi-choice answer's options.
 
     Returns:
-        ``[*by, "question", "option", "count", "n", "n_eff", "estimate", "se", "ci_low",
-        "ci_high", "deff", "note"]``: ``count`` the (weighted) respondents choosing the
-        option, ``estimate`` the proportion (0..1); ``deff`` is 1 for textbook (unweighted)
-        figures. A group with no answers has NaN and a note.
+        ``[*by, "question", "option", "count", "count_weighted", "n", "n_weighted", "n_eff",
+        "estimate", "se", "ci_low", "ci_high", "deff", "flag", "flag_reason", "note"]``:
+        ``count`` the respondents choosing the option and ``n`` those who answered
+        (integers, respondents of non-zero weight), ``count_weighted`` and ``n_weighted``
+        the sums of their weights (equal to the counts without a design), ``estimate`` the
+        proportion (0..1), exact; ``deff`` is 1 for textbook (unweighted) figures;
+        ``flag`` NCHS's reliability flag (``""``, ``"review"``, ``"unreliable"``, see
+        :mod:`surveykit.analysis._reliability`) and ``flag_reason`` the rules that fired.
+        A group with no answers has NaN and a note.
 
     Example:
         >>> sk.analysis.proportions(df, "Q2", by="channel", weights="w")  # doctest: +SKIP
@@ -157,19 +163,26 @@ def proportions(
         method,  # type: ignore[arg-type]
     )
     note = _notes(n, n, need=1)
+    flag, reason = reliability.proportion_flags(
+        p.ravel(), (se * se).ravel(), nobs.ravel(), nobs.ravel() - 1
+    )
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, n_options),
             "question": question,
             "option": np.tile(np.asarray(options, dtype=object), grouped.count),
             "count": chosen.astype(np.int64).ravel(),
+            "count_weighted": chosen.astype(np.float64).ravel(),
             "n": np.repeat(n.astype(np.int64), n_options),
+            "n_weighted": np.repeat(n.astype(np.float64), n_options),
             "n_eff": np.repeat(n, n_options),
             "estimate": p.ravel(),
             "se": se.ravel(),
             "ci_low": low,
             "ci_high": high,
             "deff": np.where(np.isnan(p.ravel()), np.nan, 1.0),
+            "flag": flag,
+            "flag_reason": reason,
             "note": np.repeat(note, n_options),
         }
     )
@@ -252,9 +265,12 @@ def means(
         ci: the confidence level.
 
     Returns:
-        ``[*by, "question", "n", "n_eff", "estimate", "se", "ci_low", "ci_high", "deff",
-        "note"]``; unweighted, a group with fewer than 2 answers has NaN ``se`` and interval
-        and a note, and ``deff`` is 1.
+        ``[*by, "question", "n", "n_weighted", "n_eff", "estimate", "se", "ci_low",
+        "ci_high", "deff", "flag", "flag_reason", "note"]``; ``n`` the respondents who
+        answered, ``n_weighted`` their weights' sum; ``flag`` is ``"unreliable"`` below 30
+        answers or at a relative standard error of 30% or more, ``"review"`` below 8
+        degrees of freedom. Unweighted, a group with fewer than 2 answers has NaN ``se``
+        and interval and a note, and ``deff`` is 1.
 
     Raises:
         AnalysisInputError: an answer that is not a number (naming the row and value).
@@ -268,17 +284,21 @@ def means(
     values = ans.numbers(inputs.question_series(df, question), "a mean")
     n, total_w, n_eff, mean, se = _mean_parts(grouped, ans, values)
     low, high = t_interval(mean, se, n - 1, ci)
+    flag, reason = reliability.estimate_flags(mean, se, n, n - 1)
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, 1),
             "question": question,
             "n": n.astype(np.int64),
+            "n_weighted": total_w,
             "n_eff": n_eff,
             "estimate": mean,
             "se": se,
             "ci_low": low,
             "ci_high": high,
             "deff": np.where(np.isnan(mean), np.nan, 1.0),
+            "flag": flag,
+            "flag_reason": reason,
             "note": _notes(n, total_w, need=2),
         }
     )
@@ -295,12 +315,12 @@ def nps(
 ) -> pd.DataFrame:
     """Net Promoter Score of a 0-10 question: detractors 0-6, passives 7-8, promoters 9-10.
 
-    ``nps`` is % promoters - % detractors (each rounded to 0.1, as before); ``estimate`` is
-    the same score unrounded: the (weighted) mean of ``s_i`` = +100 for a promoter, 0 for a
-    passive, -100 for a detractor, with the mean's linearisation
+    ``estimate`` is % promoters - % detractors, exact (nothing in the frame is rounded): the
+    (weighted) mean of ``s_i`` = +100 for a promoter, 0 for a passive, -100 for a
+    detractor, with the mean's linearisation
     ``se = sqrt(n / (n - 1) * sum((w_i (s_i - m))^2)) / sum(w_i)`` and the normal interval
     ``m -/+ z * se`` clipped to [-100, 100]. Weighted, the detractor/passive/promoter
-    counts are sums of weights.
+    counts are in the ``*_weighted`` columns (the plain ones count respondents).
 
     With a :class:`~surveykit.Design` (or ``weights=``), the score's mean, se and design
     effect are R's ``svymean`` of the score (domains per group), the interval
@@ -315,9 +335,14 @@ def nps(
         ci: the confidence level.
 
     Returns:
-        ``[*by, "question", "responses", "detractors", "passives", "promoters",
-        "percent_detractors", "percent_passives", "percent_promoters", "nps", "n",
-        "n_eff", "estimate", "se", "ci_low", "ci_high", "deff", "note"]``.
+        ``[*by, "question", "detractors", "passives", "promoters", "detractors_weighted",
+        "passives_weighted", "promoters_weighted", "percent_detractors",
+        "percent_passives", "percent_promoters", "n", "n_weighted", "n_eff", "estimate",
+        "se", "ci_low", "ci_high", "deff", "flag", "flag_reason", "note"]``: counts of
+        respondents (integers), sums of their weights, and weighted percentages (0..100,
+        exact). ``flag`` is ``"unreliable"`` below 30 answers or when the 95% interval is
+        60 points or wider, ``"review"`` below 8 degrees of freedom. (The ``responses``
+        and rounded ``nps`` columns of earlier versions are ``n`` and ``estimate``.)
 
     Raises:
         AnalysisInputError: an answer that is not a whole number from 0 to 10.
@@ -344,31 +369,44 @@ def nps(
         scores, counts @ to_kind, sum_w @ to_kind, sum_w2 @ to_kind
     )
     low, high = normal_interval(mean, se, ci)
-    by_kind = (counts @ to_kind).astype(np.int64)
-    percent = np.round(100 * _divide(sum_w @ to_kind, total_w[:, None]), 1)
+    flag, reason = reliability.score_flags(se, n, n - 1)
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, 1),
             "question": question,
-            "responses": n.astype(np.int64),
-            "detractors": by_kind[:, 0],
-            "passives": by_kind[:, 1],
-            "promoters": by_kind[:, 2],
-            "percent_detractors": percent[:, 0],
-            "percent_passives": percent[:, 1],
-            "percent_promoters": percent[:, 2],
-            "nps": np.round(percent[:, 2] - percent[:, 0], 1),
+            **_kind_columns(counts @ to_kind, sum_w @ to_kind, total_w),
             "n": n.astype(np.int64),
+            "n_weighted": total_w,
             "n_eff": n_eff,
             "estimate": mean,
             "se": se,
             "ci_low": np.clip(low, -100.0, 100.0),
             "ci_high": np.clip(high, -100.0, 100.0),
             "deff": np.where(np.isnan(mean), np.nan, 1.0),
+            "flag": flag,
+            "flag_reason": reason,
             "note": _notes(n, total_w, need=2),
         }
     )
     return _attrs(frame, df, "nps", question, ci, None, "normal")
+
+
+def _kind_columns(
+    counts: FloatArray, sum_w: FloatArray, total_w: FloatArray
+) -> dict[Hashable, Any]:
+    """Per group the detractors, passives and promoters: counted, weighted, in percent.
+
+    ``counts`` and ``sum_w`` are (groups x 3) respondents and their weights per kind; the
+    percentages are of the weights (exact: rounded only for display).
+    """
+    whole = counts.astype(np.int64)
+    percent = 100 * _divide(sum_w, total_w[:, None])
+    kinds = ("detractors", "passives", "promoters")
+    return {
+        **{kind: whole[:, k] for k, kind in enumerate(kinds)},
+        **{f"{kind}_weighted": sum_w[:, k] for k, kind in enumerate(kinds)},
+        **{f"percent_{kind}": percent[:, k] for k, kind in enumerate(kinds)},
+    }
 
 
 def _check_nps_kind(df: pd.DataFrame, question: str) -> None:
@@ -452,23 +490,44 @@ def _design_proportions(
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         n_eff = np.where(variance > 0, p * (1 - p) / variance, np.nan)
+    answered = np.where(ans.codes >= 0, grouped.ids, -1)
+    dof = reliability.domain_degrees_of_freedom(design, answered, grouped.count)
+    flag, reason = reliability.proportion_flags(
+        p, variance, np.repeat(figures.n, k), np.repeat(dof, k)
+    )
+    chosen = _unweighted_cells(design, grouped, ans.codes, len(ans.labels))
+    if ans.chosen is not None:
+        chosen = chosen @ ans.chosen
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, k),
             "question": question,
             "option": np.tile(np.asarray(options, dtype=object), grouped.count),
-            "count": figures.count.ravel(),
+            "count": chosen.astype(np.int64).ravel(),
+            "count_weighted": figures.count.ravel(),
             "n": np.repeat(figures.n.astype(np.int64), k),
+            "n_weighted": np.repeat(figures.sum_w, k),
             "n_eff": n_eff,
             "estimate": p,
             "se": np.sqrt(variance),
             "ci_low": low,
             "ci_high": high,
             "deff": figures.deff.ravel(),
+            "flag": flag,
+            "flag_reason": reason,
             "note": np.repeat(_design_notes(figures), k),
         }
     )
     return _design_attrs(frame, design, "proportions", question, ci, method)
+
+
+def _unweighted_cells(
+    design: Design, grouped: inputs.Groups, codes: inputs.IntArray, n_codes: int
+) -> FloatArray:
+    """Per (group, answer) the respondents of non-zero weight (the unweighted count)."""
+    counted = np.where(design.weights_array != 0, codes, -1)
+    cells, _, _ = inputs.cell_sums(grouped.ids, counted, grouped.count, n_codes, None)
+    return cells
 
 
 def _per_row(ans: inputs.Answers, values: FloatArray) -> FloatArray:
@@ -495,31 +554,57 @@ def _row_numbers(design: Design, question: str, what: str) -> FloatArray:
 
 
 def _mean_columns(
-    design: Design, figures: _domains.DomainFigures, ci: float
+    design: Design,
+    figures: _domains.DomainFigures,
+    ci: float,
+    domain_dof: FloatArray,
+    *,
+    score: bool = False,
 ) -> dict[Hashable, Any]:
-    """The figures of a mean-like estimate per group, as tidy columns."""
+    """The figures of a mean-like estimate per group, as tidy columns.
+
+    ``domain_dof`` is each group's own degrees of freedom, for its reliability flag (the
+    interval uses the design's, as R's ``svyby``); ``score`` flags an NPS.
+    """
     mean = figures.estimate[:, 0]
     se = np.sqrt(figures.variance[:, 0])
     dof = np.full(mean.shape, float(design.degrees_of_freedom))
     low, high = t_interval(mean, se, dof, ci)
     deff = figures.deff[:, 0]
+    if score:
+        flag, reason = reliability.score_flags(se, figures.n, domain_dof)
+    else:
+        flag, reason = reliability.estimate_flags(mean, se, figures.n, domain_dof)
     return {
         "n": figures.n.astype(np.int64),
+        "n_weighted": figures.sum_w,
         "n_eff": _divide(figures.n, deff),
         "estimate": mean,
         "se": se,
         "ci_low": low,
         "ci_high": high,
         "deff": deff,
+        "flag": flag,
+        "flag_reason": reason,
         "note": _design_notes(figures),
     }
+
+
+def _answered_dof(design: Design, grouped: inputs.Groups, *values: FloatArray) -> FloatArray:
+    """Per group the degrees of freedom of its rows that answered (no NaN in ``values``)."""
+    missing = np.zeros(len(grouped.ids), dtype=bool)
+    for v in values:
+        missing |= np.isnan(v)
+    ids = np.where(missing, -1, grouped.ids)
+    return reliability.domain_degrees_of_freedom(design, ids, grouped.count)
 
 
 def _design_mean(design: Design, question: str, by: By, ci: float, name: str) -> pd.DataFrame:
     grouped = inputs.groups(design.data, by)
     y = _row_numbers(design, question, "a mean")
     figures = _domains.means(design, y, grouped.ids, grouped.count)
-    return _per_group_frame(design, grouped, question, figures, ci, name)
+    dof = _answered_dof(design, grouped, y)
+    return _per_group_frame(design, grouped, question, figures, ci, name, dof)
 
 
 def _per_group_frame(
@@ -529,12 +614,13 @@ def _per_group_frame(
     figures: _domains.DomainFigures,
     ci: float,
     name: str,
+    dof: FloatArray,
 ) -> pd.DataFrame:
     """One row per group of a mean-like estimate (mean, total), with the design's attrs."""
     table: dict[Hashable, Any] = {
         **inputs.group_frame(grouped, 1),
         "question": question,
-        **_mean_columns(design, figures, ci),
+        **_mean_columns(design, figures, ci, dof),
     }
     return _design_attrs(pd.DataFrame(table), design, name, question, ci, "t")
 
@@ -546,29 +632,20 @@ def _design_nps(design: Design, question: str, by: By, ci: float) -> pd.DataFram
     values = ans.numbers(inputs.question_series(df, question), "an NPS")
     _check_nps_scale(ans, values, inputs.question_series(df, question))
     score = np.where(values >= 9, 100.0, np.where(values >= 7, 0.0, -100.0))
-    figures = _domains.means(design, _per_row(ans, score), grouped.ids, grouped.count)
+    rows = _per_row(ans, score)
+    figures = _domains.means(design, rows, grouped.ids, grouped.count)
+    to_kind = np.eye(3)[np.where(values >= 9, 2, np.where(values >= 7, 1, 0))]
     kinds = _domains.proportions(
-        design,
-        ans.codes,
-        len(values),
-        grouped.ids,
-        grouped.count,
-        np.eye(3)[np.where(values >= 9, 2, np.where(values >= 7, 1, 0))],
+        design, ans.codes, len(values), grouped.ids, grouped.count, to_kind
     )
-    columns = _mean_columns(design, figures, ci)
-    share = 100 * kinds.estimate
+    dof = _answered_dof(design, grouped, rows)
+    columns = _mean_columns(design, figures, ci, dof, score=True)
+    counted = _unweighted_cells(design, grouped, ans.codes, len(values)) @ to_kind
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, 1),
             "question": question,
-            "responses": figures.n.astype(np.int64),
-            "detractors": kinds.count[:, 0],
-            "passives": kinds.count[:, 1],
-            "promoters": kinds.count[:, 2],
-            "percent_detractors": np.round(share[:, 0], 1),
-            "percent_passives": np.round(share[:, 1], 1),
-            "percent_promoters": np.round(share[:, 2], 1),
-            "nps": np.round(np.round(share[:, 2], 1) - np.round(share[:, 0], 1), 1),
+            **_kind_columns(counted, kinds.count, kinds.sum_w),
             **columns,
         }
     )
@@ -594,8 +671,8 @@ def totals(
     ``deff="replace"``.
 
     Returns:
-        ``[*by, "question", "n", "n_eff", "estimate", "se", "ci_low", "ci_high", "deff",
-        "note"]``.
+        ``[*by, "question", "n", "n_weighted", "n_eff", "estimate", "se", "ci_low",
+        "ci_high", "deff", "flag", "flag_reason", "note"]``, flagged as :func:`means`.
     """
     ci = inputs.check_ci(ci)
     df, design = design_of(data, weights)
@@ -603,7 +680,8 @@ def totals(
     grouped = inputs.groups(df, by)
     y = _row_numbers(design, question, "a total")
     figures = _domains.totals(design, y, grouped.ids, grouped.count)
-    return _per_group_frame(design, grouped, question, figures, ci, "totals")
+    dof = _answered_dof(design, grouped, y)
+    return _per_group_frame(design, grouped, question, figures, ci, "totals", dof)
 
 
 def ratio(
@@ -621,8 +699,8 @@ def ratio(
     ``r -/+ t(df) * se`` on the design's degrees of freedom.
 
     Returns:
-        ``[*by, "numerator", "denominator", "n", "estimate", "se", "ci_low", "ci_high",
-        "note"]``.
+        ``[*by, "numerator", "denominator", "n", "n_weighted", "estimate", "se", "ci_low",
+        "ci_high", "flag", "flag_reason", "note"]``, flagged as :func:`means`.
     """
     ci = inputs.check_ci(ci)
     df, design = design_of(data, weights)
@@ -631,7 +709,7 @@ def ratio(
     top = _row_numbers(design, numerator, "a ratio")
     bottom = _row_numbers(design, denominator, "a ratio")
     figures = _domains.ratios(design, top, bottom, grouped.ids, grouped.count)
-    columns = _mean_columns(design, figures, ci)
+    columns = _mean_columns(design, figures, ci, _answered_dof(design, grouped, top, bottom))
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, 1),

@@ -33,8 +33,9 @@ import pandas as pd
 
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of, linearised_only
+from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._inputs import By, FloatArray, IntArray, Weights
+from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 NO_ANSWERS = "no answers"
@@ -80,10 +81,10 @@ def quantiles(
         >>> sk.analysis.quantiles(design, "Q5", q=(0.25, 0.5, 0.75), by="channel")  # doctest: +SKIP
     """
     from scipy import stats
+
     ci = inputs.check_ci(ci)
     probs = _probabilities(q)
     frame, found = design_of(data, weights)
-    linearised_only(found, "quantiles")
     design = found if found is not None else Design(frame)
     grouped = inputs.groups(frame, by)
     ans = inputs.answers(frame, question)
@@ -184,7 +185,20 @@ def _members(ids: IntArray, counted: np.ndarray, groups: int) -> list[IntArray]:
 
 
 def _domain_degf(design: Design, ids: IntArray, counted: np.ndarray, groups: int) -> FloatArray:
-    """Per group, R's ``degf`` of the domain: PSUs minus strata with an answered row."""
+    """Per group, R's ``degf`` of the domain: PSUs minus strata with an answered row.
+
+    On a replicate design, R's ``degf`` of ``design[rows, ]``: the rank of the domain's
+    replicate weights less one (``svyby`` and ``na.rm`` subset the design, which recomputes it).
+    """
+    if isinstance(design, ReplicateDesign):
+        return np.array(
+            [
+                float(design.subset(counted & (ids == g)).degrees_of_freedom)
+                if (counted & (ids == g)).any()
+                else 0.0
+                for g in range(groups)
+            ]
+        )
     structure = design.structure
     g = ids[counted]
     psus = np.unique(g * (len(structure.psu_stratum) + 1) + structure.psu[counted])

@@ -24,18 +24,23 @@ Two sources of replicate weights:
 - :class:`ReplicateDesign` takes weights supplied with the data (a panel vendor's
   replicate columns), as R's ``svrepdesign(..., combined.weights=TRUE)``.
 
-A calibrated design (``rake``, ``poststratify``, linear ``calibrate``) recalibrates every
+A calibrated design (``rake``, ``poststratify``, ``calibrate``) recalibrates every
 replicate to the same population totals, as R's ``rake()``, ``postStratify()`` and
 ``calibrate()`` of a replicate design do, so a calibrated margin has no variance. Raking and
 post-stratification multiply each replicate's weights by a factor per calibration cell (the
 cross of every margin), so they run on tables of replicate x cell sums, never on rows; a
-linear calibration multiplies them by ``1 + x' lambda_r``, so a replicate's sums are the
-uncalibrated sums of ``y`` and of ``y x_j``. R's degrees of freedom follow: recomputed after
-raking and post-stratification, kept after ``calibrate()``.
+linear calibration without bounds multiplies them by ``1 + x' lambda_r``, so a replicate's
+sums are the uncalibrated sums of ``y`` and of ``y x_j``; raking, logit or bounded
+``calibrate()`` runs R's ``grake`` Newton steps on each replicate's weights (rows, a chunk
+of replicates at a time) and keeps only each replicate's ``eta``. R's degrees of freedom
+follow: recomputed after raking and post-stratification, kept after ``calibrate()``. Where
+a replicate's calibration does not converge R keeps it with a warning; here it is an error
+naming the replicate.
 
-Not done: ``calibrate()`` with the raking or logit functions or with bounds on replicates
-(R runs its Newton iterations per replicate on rows), trimmed raking of replicates, BRR and
-Fay's replicates made from a design (supplied ones are taken).
+``calibrate(trim=)`` trims every replicate's factors as R does, with its own weights.
+
+Not done: trimmed raking (``rake(trim=)``) of replicates (R's ``rake()`` has no trimming;
+``calibrate(method="raking", trim=)`` is R's trimmed raking).
 """
 
 from __future__ import annotations
@@ -63,11 +68,18 @@ from surveykit.errors import AnalysisInputError
 if TYPE_CHECKING:
     from scipy import sparse
 
-DesignMethod = Literal["auto", "jk1", "jkn", "bootstrap"]
+DesignMethod = Literal["auto", "jk1", "jkn", "bootstrap", "brr"]
 SuppliedMethod = Literal["jk1", "jkn", "bootstrap", "brr", "other"]
-DESIGN_METHODS = ("auto", "jk1", "jkn", "bootstrap")
+DESIGN_METHODS = ("auto", "jk1", "jkn", "bootstrap", "brr")
 SUPPLIED_METHODS = ("jk1", "jkn", "bootstrap", "brr", "other")
-R_NAMES = {"jk1": "JK1", "jkn": "JKn", "bootstrap": "bootstrap", "brr": "BRR", "other": "other"}
+R_NAMES = {
+    "jk1": "JK1",
+    "jkn": "JKn",
+    "bootstrap": "bootstrap",
+    "brr": "BRR",
+    "fay": "Fay",
+    "other": "other",
+}
 
 Sums = Callable[[FloatArray | None, IntArray, int], FloatArray]
 """``sums(values, ids, size)``: per replicate (rows) and group, the weighted sums of
@@ -81,6 +93,9 @@ CHUNK_CELLS = 8_000_000
 
 RANK_TOLERANCE = 1e-5
 """Relative tolerance of the replicate weights' rank (R's ``qr(..., tol=1e-5)`` in degf)."""
+
+SMALL_PRODUCT = 4_000_000
+"""Groups x PSUs x replicates up to this many products are summed without BLAS."""
 
 MAX_JACKKNIFE = 100_000
 """A jackknife makes one replicate per PSU; beyond this many, the bootstrap is the way."""
@@ -174,6 +189,37 @@ class _Jackknife:
 
 
 @dataclass(frozen=True)
+class _Calfun:
+    """Every replicate calibrated by R's ``grake``: ``g_r = (1 + F(X eta_r)) * scale_r``.
+
+    Only ``eta`` (replicates x q) is kept; the factors are made per chunk of replicates.
+    """
+
+    matrix: FloatArray  # rows x q
+    eta: FloatArray  # replicates x q
+    scale: FloatArray  # replicates (1 where grake did not rescale)
+    method: str
+    bounds: tuple[float, float]
+    trim: tuple[float, float] | None = None
+    shift: FloatArray | None = None  # replicates: what trimming adds to the untrimmed rows
+
+    def factors(self, chosen: slice) -> FloatArray:
+        """The calibration factors of replicates ``chosen`` (rows x replicates)."""
+        from surveykit.analysis._calibration import _FUNCTIONS
+
+        function = _FUNCTIONS[self.method][0]
+        low, high = self.bounds
+        with np.errstate(over="ignore"):
+            g = 1.0 + function(self.matrix @ self.eta[chosen].T, low, high)
+        g = np.asarray(g * self.scale[chosen][None, :], dtype=np.float64)
+        if self.trim is None or self.shift is None:
+            return g
+        outside = (g < self.trim[0]) | (g > self.trim[1])
+        np.clip(g, self.trim[0], self.trim[1], out=g)
+        return np.asarray(np.where(outside, g, g + self.shift[chosen][None, :]), dtype=np.float64)
+
+
+@dataclass(frozen=True)
 class _Replicates:
     """The replicate weights of a design, in factored form.
 
@@ -197,6 +243,8 @@ class _Replicates:
     unit_psu: IntArray | None = None
     unit_cell: IntArray | None = None
     greg: tuple[FloatArray, FloatArray] | None = None  # model matrix (rows x q), R x q
+    calfun: _Calfun | None = None  # calibrate() with raking, logit or bounds
+    _last_cells: list[Any] = field(default_factory=list, compare=False, repr=False)
     notes: tuple[str, ...] = field(default=())
 
     @property
@@ -239,6 +287,8 @@ class _Replicates:
 
     def sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
         """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size)."""
+        if self.calfun is not None:
+            return self._calfun_sums(values, ids, size)
         if self.greg is not None:
             # weights times g_r = 1 + x' lambda_r: the sums of values and of values * x_j
             matrix, coef = self.greg
@@ -249,25 +299,73 @@ class _Replicates:
                 out += coef[:, j : j + 1] * inner.sums(x, ids, size)
             return out
         units, n_units = self._unit_codes()
-        outside = (ids < 0) | (ids >= size)  # -1 or the spare bin ``size``: no group
-        if outside.any():
-            ids = np.where(outside, 0, ids)
+        cells = self._cells(units, n_units, ids, size)
         # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
         if values is None:
-            weight = np.where(outside, 0.0, self.row_scale)
+            weight = self.row_scale if cells.outside is None else cells.zeroed(self.row_scale)
         else:
             weight = self.row_scale * values
-            weight[outside] = 0.0
-        table = _table(units, ids, weight, n_units, size)
+            if cells.outside is not None:
+                np.putmask(weight, cells.outside, 0.0)
+        table = cells.table(weight)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
         across = table.T if isinstance(table, np.ndarray) else table.T.tocsr()
         if self.calibration is None and self.factors is not None:  # stored: no chunks
+            if isinstance(across, np.ndarray) and across.size * self.count <= SMALL_PRODUCT:
+                # a few groups: numpy's own loop, not BLAS threads that spin on a busy machine
+                product = np.einsum("gp,pr->rg", across, self.factors, optimize=False)
+                return np.asarray(product, dtype=np.float64)
             return np.asarray((across @ self.factors).T, dtype=np.float64)
         out = np.empty((self.count, size))
         for chosen in self._chunks(n_units):
             out[chosen] = np.asarray((across @ self.multipliers(chosen)).T)
         return out
+
+    def _cells(self, units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
+        """The unit x group cell of every row, kept for the next call with the same ids.
+
+        An estimate asks for several sums over the same groups (a mean: of ``y`` and of the
+        weights), so the row pass that codes the cells is made once; the same ``ids``
+        object is the same groups (estimates never change their codes in place), and
+        :meth:`ReplicateDesign.replicate_vcov` forgets the cells when the estimate is done.
+        """
+        last = self._last_cells
+        if last and last[0] is ids and last[1] is units and last[2] == size:
+            return cast(_Cells, last[3])
+        cells = _Cells.of(units, n_units, ids, size)
+        self._last_cells[:] = [ids, units, size, cells]
+        return cells
+
+    def forget_cells(self) -> None:
+        """Drop the rows' cells kept by :meth:`_cells` (at the end of an estimate)."""
+        self._last_cells.clear()
+
+    def _calfun_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
+        """Sums of a design calibrated per replicate by ``grake``, a chunk at a time.
+
+        Weights are made rows x chunk of replicates, never rows x replicates at once.
+        """
+        from scipy import sparse
+
+        assert self.calfun is not None
+        inner = replace(self, calfun=None)
+        n = len(self.psu)
+        inside = (ids >= 0) & (ids < size)
+        row_values = np.where(inside, 1.0 if values is None else values, 0.0)
+        indicator = sparse.csr_matrix(
+            (row_values, (np.where(inside, ids, 0), np.arange(n))), shape=(size, n)
+        )
+        out = np.empty((self.count, size))
+        for chosen in inner._chunks(n):
+            weights = inner._row_weights(chosen) * self.calfun.factors(chosen)
+            out[chosen] = np.asarray(indicator @ weights).T
+        return out
+
+    def _row_weights(self, chosen: slice) -> FloatArray:
+        """The weights of replicates ``chosen`` per row (rows x chunk), before ``calibrate()``."""
+        units, _ = self._unit_codes()
+        return np.asarray(self.multipliers(chosen)[units] * self.row_scale[:, None])
 
     def restricted(self, keep: npt.NDArray[np.bool_]) -> _Replicates:
         """The replicates of a subset (rows outside weigh 0 in every replicate)."""
@@ -296,11 +394,14 @@ class _Replicates:
     @cached_property
     def rank(self) -> int:
         """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1)."""
-        if self.greg is not None:  # R's calibrate() keeps the design's degf
-            return replace(self, greg=None).rank
+        if self.greg is not None or self.calfun is not None:  # R's calibrate() keeps degf
+            return replace(self, greg=None, calfun=None).rank
         units, n_units = self._unit_codes()
-        present = np.zeros(n_units, dtype=bool)
-        present[units[self.row_scale != 0]] = True
+        if self.row_scale.all():  # no subset: every unit has a row (units are coded from rows)
+            present = np.ones(n_units, dtype=bool)
+        else:
+            present = np.zeros(n_units, dtype=bool)
+            present[units[self.row_scale != 0]] = True
         if self.calibration is None and self.jackknife is not None:
             known = self.jackknife.rank(present)
             if known is not None:
@@ -325,7 +426,7 @@ class _Replicates:
 
     def calibrated(self, margins: Sequence[tuple[IntArray, int]], after: FloatArray) -> _Replicates:
         """Every replicate raked (one margin: post-stratified) to the totals of ``after``."""
-        if self.greg is not None:
+        if self.greg is not None or self.calfun is not None:
             raise AnalysisInputError(
                 "a replicate design calibrated with calibrate() cannot be raked or "
                 "post-stratified again; rake or post-stratify first, then calibrate"
@@ -370,7 +471,7 @@ class _Replicates:
         X)^-1 (population - X' w_r)``; the sums this needs are replicate sums of ``x_j``
         and ``x_j x_k`` over the whole sample.
         """
-        if self.greg is not None:
+        if self.greg is not None or self.calfun is not None:
             raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
         q = matrix.shape[1]
         everyone = np.zeros(len(self.psu), dtype=np.int64)
@@ -384,35 +485,111 @@ class _Replicates:
         coef = np.asarray(np.linalg.solve(cross, misfit[:, :, None])[:, :, 0], dtype=np.float64)
         return replace(self, greg=(matrix, coef))
 
+    def nonlinear(self, step: Regression) -> _Replicates:
+        """Every replicate calibrated by R's ``grake`` (raking, logit or bounded linear).
+
+        As R's ``calibrate()`` of a replicate design: each replicate's own weights are
+        calibrated to the same population totals with the same function and bounds, from
+        ``eta = 0``; Newton steps run on rows, a chunk of replicates at a time.
+        """
+        from surveykit.analysis._calibration import _FUNCTIONS, newton, trimmed
+
+        if self.greg is not None or self.calfun is not None:
+            raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
+        assert step.population is not None
+        functions = _FUNCTIONS[step.method]
+        names = [f"calibration total {j + 1}" for j in range(step.matrix.shape[1])]
+        eta = np.zeros((self.count, step.matrix.shape[1]))
+        scale = np.ones(self.count)
+        shift = np.zeros(self.count)
+        for chosen in self._chunks(len(self.psu)):
+            weights = self._row_weights(chosen)
+            for j, r in enumerate(range(*chosen.indices(self.count))):
+                try:
+                    eta[r], rescaled = newton(
+                        step.matrix,
+                        weights[:, j],
+                        step.population,
+                        functions,
+                        step.bounds,
+                        step.max_iter,
+                        step.tol,
+                        names,
+                    )
+                except AnalysisInputError as error:
+                    raise AnalysisInputError(f"replicate {r + 1}: {error}") from None
+                scale[r] = 1.0 if rescaled is None else rescaled
+                if step.trim is not None:  # R trims every replicate's g the same way
+                    g = (1.0 + functions[0](step.matrix @ eta[r], *step.bounds)) * scale[r]
+                    after = trimmed(g, weights[:, j], step.trim)
+                    inside = (g >= step.trim[0]) & (g <= step.trim[1])
+                    if inside.any() and not inside.all():
+                        shift[r] = float((after - g)[inside][0])
+        calfun = _Calfun(step.matrix, eta, scale, step.method, step.bounds, step.trim, shift)
+        return replace(self, calfun=calfun)
+
     def analysis_weights(self) -> FloatArray:
         """The replicate weights per row (rows x replicates), R's ``weights(, "analysis")``."""
         units, n_units = self._unit_codes()
         out = np.empty((len(self.psu), self.count))
         for chosen in self._chunks(n_units):
             out[:, chosen] = self.multipliers(chosen)[units] * self.row_scale[:, None]
+            if self.calfun is not None:
+                out[:, chosen] *= self.calfun.factors(chosen)
         if self.greg is not None:
             matrix, coef = self.greg
             out *= 1.0 + matrix @ coef.T
         return out
 
 
-def _table(
-    units: IntArray, ids: IntArray, weight: FloatArray, n_units: int, size: int
-) -> FloatArray | sparse.csr_matrix:
-    """Per unit and group the sums of ``weight`` (units x size), dense or sparse.
+@dataclass(frozen=True)
+class _Cells:
+    """Each row's unit x group cell: ``key`` for a dense table, the codes for a sparse one.
 
-    Rows of id -1 must have weight 0.
+    ``outside`` marks the rows in no group (id -1 or ``size``; None: there is none), whose
+    weight must be zeroed.
     """
-    if n_units * size <= DENSE_CELLS:
-        key = units * size
-        key += ids
-        np.maximum(key, 0, out=key)  # a row outside (id -1, weight 0) of unit 0
-        table = np.bincount(key, weights=weight, minlength=n_units * size)
-        return np.asarray(table, dtype=np.float64).reshape(n_units, size)
-    from scipy import sparse
 
-    ids = np.maximum(ids, 0)
-    return sparse.csr_matrix((weight, (units, ids)), shape=(n_units, size))
+    units: IntArray
+    ids: IntArray
+    n_units: int
+    size: int
+    outside: npt.NDArray[np.bool_] | None
+    key: IntArray | None
+
+    @staticmethod
+    def of(units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
+        """Code the cells of ``ids`` (one unsigned comparison finds -1 and ``size``)."""
+        ids = np.ascontiguousarray(ids, dtype=np.int64)
+        outside: npt.NDArray[np.bool_] | None = ids.view(np.uint64) >= size
+        assert outside is not None
+        if not outside.any():
+            outside = None
+        elif size > 1:
+            ids = np.where(outside, 0, ids)
+        key = None
+        if n_units * size <= DENSE_CELLS:
+            if size == 1:
+                key = units  # every row is in the one group, or weighs 0
+            else:
+                key = units * size
+                key += ids
+        return _Cells(units, ids, n_units, size, outside, key)
+
+    def zeroed(self, weight: FloatArray) -> FloatArray:
+        """``weight`` with the rows outside every group at 0."""
+        assert self.outside is not None
+        return np.where(self.outside, 0.0, weight)
+
+    def table(self, weight: FloatArray) -> FloatArray | sparse.csr_matrix:
+        """Per unit and group the sums of ``weight`` (units x size), dense or sparse."""
+        if self.key is not None:
+            table = np.bincount(self.key, weights=weight, minlength=self.n_units * self.size)
+            return np.asarray(table, dtype=np.float64).reshape(self.n_units, self.size)
+        from scipy import sparse
+
+        ids = self.ids if self.size > 1 else np.zeros(len(self.units), dtype=np.int64)
+        return sparse.csr_matrix((weight, (self.units, ids)), shape=(self.n_units, self.size))
 
 
 def _rake_tables(
@@ -524,6 +701,43 @@ def _bootstrap(
     return out, harmonic / ((harmonic - 1) * (replicates - 1))
 
 
+def _brr(structure: _Structure, rho: float) -> tuple[FloatArray, float]:
+    """R's ``brrweights`` (``fay.rho=rho``): PSU multipliers (PSUs x replicates) and scale.
+
+    Every stratum must have exactly 2 PSUs. As R: strata are taken in the order of their
+    labels as text (R's ``table()``), stratum ``k`` follows row ``k + 1`` of R's
+    ``hadamard(strata)``, and in replicate ``r`` the PSU that appears first in the data
+    gets ``rho + (2 - 2 rho) H[k + 1, r]``, the other ``2 - rho - (2 - 2 rho) H[k + 1,
+    r]``; the scale is ``1 / (R (1 - rho)^2)``.
+    """
+    from surveykit.analysis._hadamard import hadamard
+
+    s = structure
+    wrong = np.flatnonzero(s.n_psu != 2)
+    if len(wrong):
+        k = int(wrong[0])
+        raise AnalysisInputError(
+            f"replicates: method='brr' needs exactly 2 PSUs in every stratum; stratum "
+            f"{s.strata_labels[k]!r} has {int(s.n_psu[k])} ({len(wrong)} such strata; R's "
+            "brrweights would split or merge them)"
+        )
+    h = len(s.n_psu)
+    order = sorted(range(h), key=lambda k: str(s.strata_labels[k]))
+    row = np.empty(h, dtype=np.int64)
+    row[order] = np.arange(1, h + 1)
+    n_psu = len(s.psu_stratum)
+    first_row = np.full(n_psu, len(s.psu), dtype=np.int64)
+    np.minimum.at(first_row, s.psu, np.arange(len(s.psu), dtype=np.int64))
+    ranked = np.argsort(s.psu_stratum * (len(s.psu) + 1) + first_row, kind="stable")
+    second = np.empty(n_psu, dtype=bool)
+    second[ranked] = np.arange(n_psu) % 2 == 1
+    matrix = hadamard(h).astype(np.float64)
+    signs = matrix[row[s.psu_stratum]]
+    half = rho + (2.0 - 2.0 * rho) * signs
+    factors = np.where(second[:, None], 2.0 - half, half)
+    return np.ascontiguousarray(factors), 1.0 / (matrix.shape[1] * (1.0 - rho) ** 2)
+
+
 def replicate_design(
     design: Design,
     method: str = "auto",
@@ -531,6 +745,7 @@ def replicate_design(
     replicates: int | None = None,
     seed: int | np.random.Generator | None = None,
     mse: bool = False,
+    fay: float = 0.0,
 ) -> ReplicateDesign:
     """The replicate design of ``design``: R's ``as.svrepdesign(design, type=)``.
 
@@ -552,21 +767,31 @@ def replicate_design(
             f"{design.n_strata} strata: use method='jkn' or 'bootstrap' (R: \"Can't use JK1 "
             'for a stratified design")'
         )
-    if method == "jkn" and not stratified:
+    if method in ("jkn", "brr") and not stratified:
         raise AnalysisInputError(
-            "replicates: method='jkn' is for a stratified design; this one has no strata: "
-            "use method='jk1' or 'bootstrap' (R: \"Must use JK1 or bootstrap for an "
+            f"replicates: method={method!r} is for a stratified design; this one has no "
+            "strata: use method='jk1' or 'bootstrap' (R: \"Must use JK1 or bootstrap for an "
             'unstratified design")'
         )
+    if isinstance(fay, bool) or not isinstance(fay, int | float) or not 0 <= fay < 1:
+        raise AnalysisInputError(
+            f"replicates: fay= must be a number from 0 to below 1, not {fay!r}"
+        )
+    if fay and method != "brr":
+        raise AnalysisInputError("replicates: fay= is Fay's factor of method='brr'")
     if replicates is not None and method != "bootstrap":
         raise AnalysisInputError(
-            f"replicates: method={method!r} makes one replicate per PSU; replicates= is for "
-            "the bootstrap"
+            f"replicates: method={method!r} makes its own number of replicates; replicates= "
+            "is for the bootstrap"
         )
     base = design._base
     jackknife: _Jackknife | None = None
     factors: FloatArray | None = None
-    if method == "bootstrap":
+    if method == "brr":
+        factors, scale = _brr(s, float(fay))
+        rscales = np.ones(factors.shape[1])
+        method = "fay" if fay else "brr"
+    elif method == "bootstrap":
         count = 50 if replicates is None else replicates
         if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 2:
             raise AnalysisInputError(
@@ -599,27 +824,22 @@ def replicate_design(
         elif isinstance(step, Raking):
             reps = reps.calibrated(step.margins, step.after)
         else:
-            reps = reps.regression(step.matrix, _linear_population(step))
-    reps = reps.restricted(design.weights_array != 0)
+            reps = _recalibrated(reps, step)
+    if not design.all_positive:  # a subset, or zero weights: they weigh 0 in every replicate
+        reps = reps.restricted(design.weights_array != 0)
     return ReplicateDesign._of(design, reps)
 
 
-def _linear_population(step: Regression) -> FloatArray:
-    """The totals of a linear (GREG) calibration, which every replicate is calibrated to.
+def _recalibrated(reps: _Replicates, step: Regression) -> _Replicates:
+    """Every replicate calibrated as ``step`` calibrated the full sample (R's ``calibrate``).
 
-    Replicates are recalibrated by R's ``regcalibrate``, which is ``calibrate()`` with the
-    linear function and no bounds; other calibration functions would need a Newton
-    solution per replicate on rows, which is not done here.
+    A linear calibration without bounds is R's ``regcalibrate`` (closed form per
+    replicate); any other function or bounds is R's ``grake`` per replicate.
     """
-    g = step.g
-    has = step.before > 0
-    beta, *_ = np.linalg.lstsq(step.matrix[has], g[has] - 1.0, rcond=None)
-    if np.abs(step.matrix[has] @ beta - (g[has] - 1.0)).max() > 1e-8 * max(1.0, np.abs(g).max()):
-        raise AnalysisInputError(
-            "replicates: only a linear calibrate() (method='linear', bounds not reached) can "
-            "recalibrate every replicate; rake() and poststratify() can too"
-        )
-    return np.asarray(step.matrix.T @ (step.before * g), dtype=np.float64)
+    assert step.population is not None
+    if step.method == "linear" and step.bounds == (-np.inf, np.inf):
+        return reps.regression(step.matrix, step.population)
+    return reps.nonlinear(step)
 
 
 # -- the design -------------------------------------------------------------------------
@@ -775,10 +995,15 @@ class ReplicateDesign(Design):
     ) -> ReplicateDesign:
         """The design and every replicate raked to ``targets`` (R's ``rake()``).
 
-        See :meth:`Design.rake`; ``trim=`` is not available on replicates.
+        See :meth:`Design.rake`; ``trim=`` is not available on replicates (use
+        ``calibrate(method="raking", trim=)``, R's trimmed raking).
         """
         if trim is not None:
-            raise AnalysisInputError("rake: trim= is not available on a replicate design")
+            raise AnalysisInputError(
+                "rake: trim= is not available on a replicate design (R's rake() has no "
+                "trimming); calibrate(totals, method='raking', trim=(low, high)) is R's "
+                "trimmed raking and recalibrates every replicate"
+            )
         new = cast(ReplicateDesign, super().rake(targets, max_iter=max_iter, tol=tol))
         step = new._steps[-1]
         assert isinstance(step, Raking)
@@ -805,26 +1030,31 @@ class ReplicateDesign(Design):
         population: float | None = None,
         max_iter: int = 50,
         tol: float = 1e-7,
+        trim: tuple[float, float] | None = None,
     ) -> ReplicateDesign:
-        """The design and every replicate calibrated by GREG (R's ``calibrate``, linear).
+        """The design and every replicate calibrated to ``totals`` (R's ``calibrate``).
 
-        See :meth:`Design.calibrate`. Only the linear calibration without bounds is
-        available on replicates (R's ``regcalibrate``): every replicate gets its own
-        ``g = 1 + x' lambda_r`` meeting the same totals.
+        See :meth:`Design.calibrate`. Every replicate is calibrated to the same totals with
+        the same function and bounds, as R's ``calibrate()`` of a replicate design: the
+        linear calibration without bounds in closed form (R's ``regcalibrate``, ``g = 1 +
+        x' lambda_r``), raking, logit or bounds by Newton steps per replicate (R's
+        ``grake``). ``trim=`` trims every replicate's factors as the full sample's, as R.
         """
-        if method != "linear" or bounds is not None:
-            raise AnalysisInputError(
-                "calibrate: a replicate design takes method='linear' without bounds only"
-            )
         new = cast(
             ReplicateDesign,
             super().calibrate(
-                totals, method=method, population=population, max_iter=max_iter, tol=tol
+                totals,
+                method=method,
+                bounds=bounds,
+                population=population,
+                max_iter=max_iter,
+                tol=tol,
+                trim=trim,
             ),
         )
         step = new._steps[-1]
         assert isinstance(step, Regression)
-        new._replicates = self._replicates.regression(step.matrix, _linear_population(step))
+        new._replicates = _recalibrated(self._replicates, step)
         return new
 
     # -- variance ---------------------------------------------------------------------
@@ -847,7 +1077,10 @@ class ReplicateDesign(Design):
         ``statistic(sums)`` computes the estimates (replicates x k) from weighted sums
         given by ``sums(values, ids, size)``; ``estimate`` is the full-sample one (k).
         """
-        thetas = np.asarray(statistic(self.replicate_sums), dtype=np.float64)
+        try:
+            thetas = np.asarray(statistic(self.replicate_sums), dtype=np.float64)
+        finally:  # the rows' cells are kept for one estimate's sums only
+            self._replicates.forget_cells()
         thetas = thetas.reshape(self.n_replicates, -1)
         return self._replicates.vcov(thetas, np.asarray(estimate, dtype=np.float64).ravel())
 

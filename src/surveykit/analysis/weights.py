@@ -30,9 +30,12 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from surveykit.errors import RakingConvergenceError, RakingError, WeightsError
+
+_Floats = npt.NDArray[np.float64]
 
 __all__ = ["RakingConvergenceError", "RakingError", "WeightsError", "rake", "summary"]
 
@@ -297,12 +300,28 @@ def _bounds(trim: tuple[float | None, float | None] | None) -> tuple[float, floa
 
 
 def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Margin:
+    """One raking margin: its checked target shares and each respondent's level."""
     if column not in df.columns:
         raise RakingError(
             f"targets name column {column!r}, which is not in the frame "
             f"(columns: {[str(c) for c in df.columns]})",
             column=column,
         )
+    names, shares = _target_shares(column, levels)
+    raw, uniques = _level_codes(df, column)
+    raw_counts = np.bincount(raw, minlength=len(uniques))
+    mapping = _to_targets(column, names, uniques, raw_counts > 0)
+    present = raw_counts > 0
+    counts = np.zeros(len(names), dtype=np.int64)
+    np.add.at(counts, mapping[present], raw_counts[present])
+    _check_reachable(column, levels, names, shares, counts)
+    return _Margin(
+        column=column, levels=names, shares=shares, codes=mapping.take(raw), counts=counts
+    )
+
+
+def _target_shares(column: Any, levels: Mapping[Any, float]) -> tuple[list[Any], _Floats]:
+    """The target levels and their shares, each a number >= 0, summing to 1."""
     if not isinstance(levels, Mapping) and not isinstance(levels, pd.Series):
         raise RakingError(
             f"targets for column {column!r} must map level -> share, got {type(levels).__name__}",
@@ -336,8 +355,11 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
             + ", ".join(f"{level!r}={share!r}" for level, share in levels.items()),
             column=column,
         )
-    shares /= total
+    return names, shares / total
 
+
+def _level_codes(df: pd.DataFrame, column: Any) -> tuple[Any, Any]:
+    """Each row's code among the column's distinct values; a missing value is an error."""
     series = df[column]
     if isinstance(series, pd.DataFrame):
         raise RakingError(f"column {column!r} appears more than once in the frame", column=column)
@@ -355,8 +377,11 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
             column=column,
             row=df.index[missing[0]],
         )
-    raw_counts = np.bincount(raw, minlength=len(uniques))
-    present = raw_counts > 0
+    return raw, uniques
+
+
+def _to_targets(column: Any, names: list[Any], uniques: Any, present: Any) -> Any:
+    """For each distinct value in the data, the position of its target level (by value)."""
     position_of = {level: position for position, level in enumerate(names)}
     by_value = _levels_by_value(column, names)
     mapping = np.zeros(len(uniques), dtype=np.intp)
@@ -373,9 +398,17 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
                 level=value,
             )
         mapping[code] = found
-    codes = mapping.take(raw)
-    counts = np.zeros(len(names), dtype=np.int64)
-    np.add.at(counts, mapping[present], raw_counts[present])
+    return mapping
+
+
+def _check_reachable(
+    column: Any,
+    levels: Mapping[Any, float],
+    names: list[Any],
+    shares: _Floats,
+    counts: Any,
+) -> None:
+    """Every level with a share has respondents, and none without one does."""
     for position, level in enumerate(names):
         if counts[position] == 0 and shares[position] > 0:
             raise RakingError(
@@ -391,7 +424,6 @@ def _margin(df: pd.DataFrame, column: Any, levels: Mapping[Any, float]) -> _Marg
                 column=column,
                 level=level,
             )
-    return _Margin(column=column, levels=names, shares=shares, codes=codes, counts=counts)
 
 
 def _level_value(level: Any) -> Any:

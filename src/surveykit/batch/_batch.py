@@ -30,7 +30,7 @@ from surveykit.batch._result import (
 from surveykit.batch._runner import RowOutcome, TokenBucket, row_flow
 from surveykit.batch._spec import BatchSpec, Skip, make_spec
 from surveykit.client import AsyncClient
-from surveykit.client._drive import CallFlow, drive_async, drive_sync, run_async, run_sync
+from surveykit.client._flow import Flow, drive_async, drive_sync, run_async, run_sync
 from surveykit.errors import BatchInterrupted, SurveykitError
 from surveykit.optouts import as_opt_outs
 
@@ -112,7 +112,7 @@ class _Batch:
 
     # Short links
 
-    def link_flow(self) -> CallFlow[None]:
+    def link_flow(self) -> Flow[None]:
         """Register the short links rows still need, in chunks, remembering each."""
         if not self.spec.links:
             return
@@ -163,7 +163,7 @@ class _Batch:
             )
         )
 
-    def flows(self) -> Iterator[CallFlow[RowOutcome]]:
+    def flows(self) -> Iterator[Flow[RowOutcome]]:
         """Row flows to run; rows decided without sending are recorded on the way."""
         for plan in self.plans():
             previous = self._previous(plan.key)

@@ -14,7 +14,7 @@ import pandas as pd
 from surveykit._util.dual import returns
 from surveykit.batch._runner import RowOutcome
 from surveykit.client import AsyncClient
-from surveykit.client._drive import CallFlow, run_async, run_sync
+from surveykit.client._flow import Flow, run_async, run_sync
 from surveykit.errors import APIStatusError, SurveykitError
 from surveykit.models import LookupResponse
 from surveykit.respondents._numbers import normalize_phone_numbers
@@ -75,7 +75,7 @@ class LookupCache:
         self._db.close()
 
 
-def _lookup_flow(number: str, cache: LookupCache) -> CallFlow[RowOutcome]:
+def _lookup_flow(number: str, cache: LookupCache) -> Flow[RowOutcome]:
     def call(client: Any) -> Any:
         # "+": the digits are already E.164; a client's default region must not re-read them.
         return client.messages.lookup("+" + number)
@@ -126,7 +126,7 @@ class _Lookups:
     def _distinct(self) -> list[str]:
         return list(dict.fromkeys(n for n in self.numbers if n is not None))
 
-    def flows(self) -> Iterator[CallFlow[RowOutcome]]:
+    def flows(self) -> Iterator[Flow[RowOutcome]]:
         for number in self._distinct():
             if number not in self.answers:
                 self.requests += 1

@@ -1,8 +1,9 @@
 """Running a batch: the per-row flow written once, and the outcome of each row's send.
 
-A row's flow is a generator of steps (:class:`~surveykit.client._drive.Wait` or a call
-``f(client)``), driven by threads (sync) or tasks (async) with the drivers of
-:mod:`surveykit.client._drive`, which ``import_frame`` uses too.
+A row's flow is a :data:`~surveykit.client._flow.Flow` of the client's sans-IO engine
+(steps: :class:`~surveykit.client._flow.Sleep` or a call ``f(client)``), driven by threads
+(sync) or tasks (async) with the drivers of :mod:`surveykit.client._flow`, the same ones
+that run every request of the clients.
 """
 
 from __future__ import annotations
@@ -15,10 +16,10 @@ from typing import Any, TypeVar
 
 from surveykit.batch._journal import Journal
 from surveykit.batch._plan import RowPlan
-from surveykit.client._drive import CallFlow, Wait
+from surveykit.client._flow import Flow, Sleep
+from surveykit.client._retry import MAX_RATE_LIMITED, delay_after_rate_limit
 from surveykit.errors import (
     BadRequestError,
-    RateLimitError,
     SendRejectedError,
     SurveykitError,
 )
@@ -114,9 +115,9 @@ def row_flow(
     bucket: TokenBucket,
     test: bool,
     attempts: int,
-    max_rate_limited: int = 5,
+    max_rate_limited: int = MAX_RATE_LIMITED,
     opted_out: Callable[[str], bool] | None = None,
-) -> CallFlow[RowOutcome]:
+) -> Flow[RowOutcome]:
     """Send one planned row: journal, rate limit, 429 handling, outcome. Never sends twice.
 
     ``opted_out`` is asked about the destination right before each request: a STOP that
@@ -139,23 +140,22 @@ def row_flow(
     while True:
         delay = bucket.reserve()
         if delay > 0:
-            yield Wait(delay)
+            yield Sleep(delay)
         if opted_out is not None and opted_out(plan.destination):
             return RowOutcome(plan.key, "opted_out", {"error": OPTED_OUT}, attempts, False)
         attempts += 1
         if journal is not None:
             journal.mark_in_flight(plan.key, plan.destination, plan.text or "", attempts)
         result = yield call
-        if isinstance(result, RateLimitError) and limited < max_rate_limited:
+        wait = delay_after_rate_limit(result, limited, limit=max_rate_limited)
+        if wait is not None:
             # 429: the platform refused it without acting on it; wait as told and try again.
             limited += 1
             if journal is not None:
                 journal.mark_pending(plan.key)
-            yield Wait(result.retry_after if result.retry_after is not None else 2.0**limited)
+            yield Sleep(wait)
             continue
         outcome, fields = classify(result, test=test)
         if journal is not None:
             journal.record(plan.key, outcome, fields, attempts)
         return RowOutcome(plan.key, outcome, fields, attempts, sent_now=True)
-
-

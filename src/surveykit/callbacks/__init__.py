@@ -14,13 +14,13 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from surveykit._util.serving import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
     from surveykit.callbacks._funnel import (
         DEFAULT_DELIVERED_STATUSES,
         DEFAULT_NOT_SENT_STATUSES,
         STAGES,
         campaign_funnel,
     )
-    from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, DEFAULT_MAX_CONNECTIONS
     from surveykit.callbacks._listener import Listener, listen, run_listener_cli
     from surveykit.callbacks._receiver import (
         DEFAULT_BODY_TIMEOUT,
@@ -46,8 +46,8 @@ _LAZY = {
     "DEFAULT_NOT_SENT_STATUSES": "surveykit.callbacks._funnel",
     "STAGES": "surveykit.callbacks._funnel",
     "campaign_funnel": "surveykit.callbacks._funnel",
-    "DEFAULT_IDLE_TIMEOUT": "surveykit.callbacks._guard",
-    "DEFAULT_MAX_CONNECTIONS": "surveykit.callbacks._guard",
+    "DEFAULT_IDLE_TIMEOUT": "surveykit._util.serving",
+    "DEFAULT_MAX_CONNECTIONS": "surveykit._util.serving",
     "EVENT_COLUMNS": "surveykit.callbacks._store",
     "EventStore": "surveykit.callbacks._store",
     "Recorded": "surveykit.callbacks._store",

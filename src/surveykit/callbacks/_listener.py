@@ -22,10 +22,10 @@ import pandas as pd
 import uvicorn
 
 from surveykit._util.net import bind, url_of
+from surveykit._util.serving import DEFAULT_IDLE_TIMEOUT, server_config, server_limits
 from surveykit.callbacks._events import OptOutSink
 from surveykit.callbacks._funnel import campaign_funnel
-from surveykit.callbacks._guard import DEFAULT_IDLE_TIMEOUT, server_config
-from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, H, Receiver
+from surveykit.callbacks._receiver import DEFAULT_MAX_BODY, DEFAULT_OPT_OUT_WAIT, H, Receiver
 from surveykit.callbacks._store import EventStore, events_frame
 from surveykit.errors import StoreClosedError
 from surveykit.models import CallbackType
@@ -292,16 +292,30 @@ def run_listener_cli(
     db: str | os.PathLike[str] | None = None,
     secret: str | None = None,
     max_body: int = DEFAULT_MAX_BODY,
+    *,
+    opt_outs: str | os.PathLike[str] | None = None,
+    opt_out_words: bool = True,
+    opt_out_wait: float | None = None,
+    idle_timeout: float = DEFAULT_IDLE_TIMEOUT,
+    max_connections: int | None = None,
 ) -> None:
     """Serve callbacks in the foreground until Ctrl-C (for ``surveykit listen``).
 
-    Prints the callback URL on the first line, then where events are stored. ``max_body``
-    is the largest callback body accepted, in bytes (see :class:`Receiver`).
+    Prints the callback URL on the first line, then where events are stored (and the
+    opt-out list kept). The options are those of :func:`listen`, with ``opt_outs`` a path
+    and ``opt_out_wait`` the receiver's (None: its default).
     """
-    receiver = Receiver(db, secret=secret, max_body=max_body)
+    server_limits(idle_timeout=idle_timeout, max_connections=max_connections)  # checked first
+    wait = DEFAULT_OPT_OUT_WAIT if opt_out_wait is None else opt_out_wait
+    receiver = Receiver(db, secret=secret, max_body=max_body, opt_out_wait=wait)
+    sink: OptOutSink | None = None
     try:
+        if opt_outs is not None:
+            sink = receiver.opt_outs = _opt_out_sink(opt_outs, words=opt_out_words)
+            sink.update(receiver.store)  # what the store holds from an earlier run
         sock = bind(host, port)
     except BaseException:
+        _close_sink(sink)
         receiver.close()
         raise
     try:
@@ -312,14 +326,25 @@ def run_listener_cli(
         print(f"Events are stored in {where}", flush=True)
         if receiver.signed:
             print("Callbacks must be signed (X-Surveykit-Signature: sha256=<hex>)", flush=True)
+        if opt_outs is not None:
+            kinds = "STOP, UNSTOP and opt-outs in words" if opt_out_words else "STOP and UNSTOP"
+            print(f"Opt-outs ({kinds}) are kept in {opt_outs}", flush=True)
         print("Press Ctrl-C to stop.", flush=True)
+        server = _server(receiver, idle_timeout, max_connections)
         # uvicorn shuts down gracefully on SIGINT/SIGTERM, then re-raises the signal with
         # the previous handler: make SIGTERM an exception too, so the cleanup below runs.
         with _sigterm_raises(), contextlib.suppress(KeyboardInterrupt, _Terminated):
-            _server(receiver).run(sockets=[sock])
+            server.run(sockets=[sock])
     finally:
         sock.close()
         receiver.close()
+        _close_sink(sink)
+
+
+def _close_sink(sink: OptOutSink | None) -> None:
+    close = getattr(sink, "close", None)
+    if close is not None:
+        close()
 
 
 class _Terminated(Exception):

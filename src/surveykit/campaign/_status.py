@@ -65,6 +65,7 @@ COLUMNS: Final = (
     "clicked",
     "replied",
     "opted_out",
+    "invited",
     "started",
     "completed",
     "status",
@@ -115,6 +116,7 @@ def _respondents(results: pd.DataFrame, region: str | None) -> pd.DataFrame:
     completed = (
         _reached(plain["completed"]) if "completed" in plain else pd.Series(False, plain.index)
     )
+    invited = _reached(plain["invited"]) if "invited" in plain else pd.Series(False, plain.index)
     frame = pd.DataFrame(
         {
             "respondent": respondent,
@@ -122,6 +124,7 @@ def _respondents(results: pd.DataFrame, region: str | None) -> pd.DataFrame:
             "channel": plain["channel"].astype("string")
             if "channel" in plain
             else pd.Series(pd.NA, index=plain.index, dtype="string"),
+            "invited": (invited | started | completed).to_numpy(),
             "started": (started | completed).to_numpy(),
             "completed": completed.to_numpy(),
             "no_destination": (destination.isna() & ~nameless).to_numpy() | nameless.to_numpy(),
@@ -134,6 +137,7 @@ def _respondents(results: pd.DataFrame, region: str | None) -> pd.DataFrame:
         frame = grouped.agg(
             destination=("destination", "first"),
             channel=("channel", "first"),
+            invited=("invited", "any"),
             started=("started", "any"),
             completed=("completed", "any"),
             no_destination=("no_destination", "all"),
@@ -237,8 +241,9 @@ def campaign_status(
     ``last_wave`` (of the latest send row, whatever its outcome), ``delivered`` (a receipt
     in ``delivered_statuses``, or a click, reply or STOP), ``clicked``, ``replied`` (an
     inbound Message or Keyword), ``opted_out`` (the latest STOP/UNSTOP is a STOP, or the
-    address is on ``opt_outs``), ``started`` / ``completed`` (from the results' columns of
-    those names: set, true or non-blank; completed implies started), ``status``,
+    address is on ``opt_outs``), ``invited`` / ``started`` / ``completed`` (from the
+    results' columns of those names: set, true or non-blank; completed implies started,
+    and started invited), ``status``,
     ``sends`` and ``events`` (rows of the sources counted for this respondent: with no
     shared numbers they add up to the sources' lengths) and ``flags``.
 
@@ -251,7 +256,9 @@ def campaign_status(
     4. ``undeliverable``: nothing was ever delivered (no delivery receipt, click, reply)
        and a receipt status is in ``undeliverable_statuses`` or a send outcome was
        ``invalid`` or ``landline``;
-    5. ``contacted``: at least one message accepted;
+    5. ``contacted``: at least one message accepted, or the results say ``invited`` (the
+       platform's record that the survey's invitation went out, which counts where the
+       journals of that send are not given);
     6. ``not_contacted``: everything else.
 
     Args:
@@ -507,6 +514,7 @@ def _frame(
             "clicked": rows.at(by_event.clicked, False),
             "replied": rows.at(by_event.replied, False),
             "opted_out": rows.at(by_event.stopped, False),
+            "invited": np.r_[people["invited"].to_numpy(dtype=bool), np.zeros(n_extra, bool)],
             "started": np.r_[people["started"].to_numpy(dtype=bool), np.zeros(n_extra, bool)],
             "completed": np.r_[people["completed"].to_numpy(dtype=bool), np.zeros(n_extra, bool)],
         }
@@ -528,7 +536,7 @@ def _status(
             opted,
             frame["started"].to_numpy(dtype=bool),
             undeliverable,
-            frame["contacts"].to_numpy() > 0,
+            (frame["contacts"].to_numpy() > 0) | frame["invited"].to_numpy(dtype=bool),
         ],
         ["completed", "opted_out", "started", "undeliverable", "contacted"],
         default="not_contacted",

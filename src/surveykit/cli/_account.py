@@ -10,10 +10,14 @@ from typing import Annotated
 
 import typer
 
+from surveykit._util.serving import DEFAULT_IDLE_TIMEOUT
 from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
+    IdleTimeout,
+    MaxConnections,
     Token,
+    check_idle_timeout,
     check_sqlite_file,
     check_token,
     make_client,
@@ -190,18 +194,72 @@ def listen(
             min=1, metavar="BYTES", help="Largest callback body accepted; larger ones get 413."
         ),
     ] = _LISTEN_MAX_BODY,
+    optouts: Annotated[
+        Path | None,
+        typer.Option(
+            metavar="FILE",
+            help="Opt-out list (SQLite, created if missing) kept current: STOP and UNSTOP "
+            "already in --db are applied at start, new ones before they are answered.",
+        ),
+    ] = None,
+    opt_out_words: Annotated[
+        bool | None,
+        typer.Option(
+            "--opt-out-words/--no-opt-out-words",
+            help="With --optouts: whether replies such as 'please stop texting me' opt out "
+            "(unsure ones are listed by 'surveykit optouts review'). On unless told.",
+            show_default=False,
+        ),
+    ] = None,
+    opt_out_wait: Annotated[
+        float | None,
+        typer.Option(
+            metavar="SECONDS",
+            help="With --optouts: how long a STOP waits while another process holds the "
+            "list's lock before it is answered (it is stored; applied when the lock is "
+            "free). 0 to 20; default 5.",
+            show_default=False,
+        ),
+    ] = None,
+    idle_timeout: IdleTimeout = DEFAULT_IDLE_TIMEOUT,
+    max_connections: MaxConnections = None,
 ) -> None:
     """Receive the platform's callbacks until interrupted; events go to SQLite."""
-    from surveykit.callbacks import run_listener_cli
-
+    check_idle_timeout(idle_timeout)
+    if optouts is None:
+        given = [
+            name
+            for name, value in (
+                ("--opt-out-words/--no-opt-out-words", opt_out_words),
+                ("--opt-out-wait", opt_out_wait),
+            )
+            if value is not None
+        ]
+        if given:
+            raise usage(f"{', '.join(given)}: needs --optouts (the opt-out list to keep)")
+    if opt_out_wait is not None and not 0 <= opt_out_wait <= 20:
+        raise usage(
+            f"--opt-out-wait: expected 0 to 20 seconds (the platform waits 30 s), "
+            f"got {opt_out_wait:g}"
+        )
     if db is not None:
         check_sqlite_file(db, "--db", "surveykit event store", ("events",), "events.sqlite")
+    if optouts is not None:
+        check_sqlite_file(optouts, "--optouts", "surveykit opt-out list", ("optouts",),
+                          "optouts.sqlite")
+    from surveykit.callbacks import run_listener_cli
+
     run_listener_cli(
         host=host,
         port=port,
         db=None if db is None else str(db),
         secret=secret,
         max_body=max_body,
+        opt_outs=None if optouts is None else str(optouts),
+        opt_out_words=True if opt_out_words is None else opt_out_words,
+        opt_out_wait=opt_out_wait,
+        idle_timeout=idle_timeout,
+        max_connections=max_connections,
     )
 
 

@@ -112,6 +112,36 @@ def optouts_list(
     typer.echo(frame.to_string(index=False) if len(frame) else "the opt-out list is empty")
 
 
+@optouts_app.command("review")
+def optouts_review(
+    out: Annotated[
+        Path | None, typer.Option(help="Write the replies (.csv .parquet .json .xlsx).")
+    ] = None,
+    db: OptOutsPath = Path("optouts.sqlite"),
+    spreadsheets: ForSpreadsheets = False,
+) -> None:
+    """Print the replies that may be opt-outs in other words, for a person to decide.
+
+    Nothing listed is opted out by the rule: 'optouts add' the numbers that are.
+    """
+    if out is None and spreadsheets:
+        raise usage("--for-spreadsheets: give the --out file it is for")
+    if out is not None:
+        check_for_spreadsheets(out, spreadsheets)
+    if not db.exists():
+        raise CommandError(f"--db: no opt-out list {db}")
+    optouts = _open(db)
+    try:
+        frame = optouts.review()
+    finally:
+        optouts.close()
+    if out is not None:
+        write_table(frame, out, for_spreadsheets=spreadsheets)
+        typer.echo(f"wrote {len(frame):,} replies to {out}")
+        return
+    typer.echo(frame.to_string(index=False) if len(frame) else "no replies to review")
+
+
 @optouts_app.command("import")
 def optouts_import(
     file: Annotated[Path, typer.Argument(help="File: .csv .tsv .tab .txt .xlsx .xls .parquet.")],

@@ -10,6 +10,8 @@ input's ``row`` (1 = the first row under the header).
 from __future__ import annotations
 
 import sys
+from collections.abc import Iterator
+from contextlib import contextmanager
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -36,6 +38,8 @@ from surveykit.cli._support import (
 
 if TYPE_CHECKING:
     import pandas as pd
+
+    from surveykit.batch import BatchResult
 
 
 SEND_OPTIONS = {"window": "windows", "only_failed": "only"}
@@ -152,7 +156,7 @@ def _print_summary(frame: pd.DataFrame, survey: str, name: str, by: str | None) 
     )
     if not len(frame):
         return
-    typer.echo(analysis.response_funnel(frame, by=by).to_string(index=False))
+    typer.echo(analysis.response_funnel(frame, by=by).round(1).to_string(index=False))
     groups = list(frame.groupby(by, observed=True)) if by else [(survey, frame)]
     for group, part in groups:
         for question, kind in analysis.question_kinds(part).items():
@@ -161,7 +165,7 @@ def _print_summary(frame: pd.DataFrame, survey: str, name: str, by: str | None) 
             values = pd.to_numeric(part[question], errors="coerce").dropna()
             line = f"{group} {question}: {len(values)} ratings, mean {values.mean():.1f}"
             if analysis.is_nps_scale(part[question]):
-                line += f", NPS {analysis.nps(part, question).iloc[0]['nps']:+.0f}"
+                line += f", NPS {analysis.nps(part, question).iloc[0]['estimate']:+.0f}"
             typer.echo(line)
 
 
@@ -374,7 +378,6 @@ def send(
     nothing, so keeps no journal unless given one).
     """
     import surveykit as sk
-    from surveykit.batch import JournalLockedError, JournalMismatchError, TemplateError
 
     if no_journal and journal is not None:
         raise usage("--journal and --no-journal: choose one")
@@ -413,7 +416,7 @@ def send(
     client = make_client(
         base_url, token, allow_insecure_http=allow_insecure_http, writes=not (preview or test)
     )
-    try:
+    with _refusals_as_lines(options, journal, target, spreadsheets):
         if preview:
             shown = sk.preview_batch(client, df, **options)
             typer.echo(repr(shown))
@@ -431,6 +434,19 @@ def send(
             only="failed" if only_failed else None,
             progress=sys.stderr.isatty(),  # a bar on a terminal, not in a log
         )
+    _write_sent(result, target, spreadsheets, journal, default_journal=default_journal)
+
+
+@contextmanager
+def _refusals_as_lines(
+    options: dict[str, Any], journal: Path | None, target: Path, spreadsheets: bool
+) -> Iterator[None]:
+    """A batch's refusals and interruption as one line each, in the command line's words."""
+    import surveykit as sk
+    from surveykit.batch import JournalLockedError, JournalMismatchError, TemplateError
+
+    try:
+        yield
     except sk.BatchInterrupted as stopped:
         write_table(stopped.result.frame, target, for_spreadsheets=spreadsheets)
         resume = f"; re-run with --journal {journal} to go on" if journal else ""
@@ -455,6 +471,17 @@ def send(
     except ValueError as exc:
         # Refused before anything was sent: a template, a window, a column, a channel.
         raise usage(str(exc)) from None
+
+
+def _write_sent(
+    result: BatchResult,
+    target: Path,
+    spreadsheets: bool,
+    journal: Path | None,
+    *,
+    default_journal: bool,
+) -> None:
+    """Write every row's outcome to ``target`` and say what was done."""
     try:
         write_table(result.frame, target, for_spreadsheets=spreadsheets)
     except CommandError as exc:

@@ -19,7 +19,12 @@ from surveykit.cli._support import (
     CommandError,
     Token,
     make_client,
+    read_table,
+    usage,
 )
+
+DISPOSITION_COLUMN = "disposition"
+WAVE_COLUMN = "wave"
 
 
 def read_targets(path: Path) -> dict[str, dict[str, float]]:
@@ -160,6 +165,30 @@ def report(
         Path | None, typer.Option(help="Also write the labelled results (.dta).", metavar="FILE")
     ] = None,
     ci: Annotated[float, typer.Option(help="Confidence level of every interval.")] = 0.95,
+    dispositions: Annotated[
+        Path | None,
+        typer.Option(
+            help="AAPOR final dispositions (.csv .xlsx ...): a 'disposition' column of codes "
+            "(1.1, 2.11, 3.19...), optionally 'wave'; the report carries the outcome rates.",
+            metavar="FILE",
+        ),
+    ] = None,
+    journal: Annotated[
+        list[Path] | None,
+        typer.Option(
+            help="Journal of a wave of invitations (repeat per wave): the outcome rates come "
+            "from the campaign's dispositions (sk.dispositions), per last wave sent.",
+            metavar="FILE",
+        ),
+    ] = None,
+    events: Annotated[
+        Path | None,
+        typer.Option(help="The listener's event store, with --journal.", metavar="FILE"),
+    ] = None,
+    optouts: Annotated[
+        Path | None,
+        typer.Option(help="The opt-out list (SQLite), with --journal.", metavar="FILE"),
+    ] = None,
     base_url: BaseUrl = None,
     token: Token = None,
     allow_insecure_http: AllowInsecureHttp = False,
@@ -184,6 +213,15 @@ def report(
     if not 0 < ci < 1:
         raise typer.BadParameter(f"{ci} is not between 0 and 1", param_hint="'--ci'")
     shares = read_targets(targets) if targets is not None else None
+    if dispositions is not None and journal:
+        raise usage("give --dispositions or --journal, not both")
+    if (events is not None or optouts is not None) and not journal:
+        raise usage("--events and --optouts go with --journal (the campaign's sends)")
+    for option, path in [*(("--journal", p) for p in journal or []), ("--events", events),
+                         ("--optouts", optouts)]:
+        if path is not None and not path.is_file():
+            raise usage(f"{option} {path}: no such file")
+    codes = read_dispositions(dispositions) if dispositions is not None else None
     questions: Any = None
     if codebook is not None:
         if not codebook.is_file():
@@ -209,6 +247,12 @@ def report(
                 raise typer.BadParameter(
                     f"no column {column!r} in the results of {survey}", param_hint=f"'{option}'"
                 )
+        if journal:
+            status = sk.campaign_status(
+                frame, sends=list(journal), events=events, opt_outs=optouts
+            )
+            codes = sk.dispositions(status)
+            codes[WAVE_COLUMN] = codes["last_wave"]
         result = build_report(
             frame,
             questions,
@@ -219,8 +263,10 @@ def report(
             fpc=fpc,
             by=by or None,
             ci=ci,
+            survey=survey,
+            dispositions=codes,
         )
-        sheets = result.to_excel(out)
+        result.to_excel(out)
         if spss is not None:
             sk.to_spss(result.labelled, spss, codebook=result.codebook)
         if stata is not None:
@@ -243,10 +289,57 @@ def report(
     )
     for line in headlines(result.tables):
         typer.echo(line)
-    written = [f"wrote {len(sheets)} tables to {out}"]
+    for line in rate_lines(result.outcome_rates):
+        typer.echo(line)
+    written = [f"wrote {len(result.tables)} tables and a cover to {out}"]
     written += [f"wrote the labelled results to {p}" for p in (spss, stata) if p is not None]
+    if spss is not None and any(
+        q.kind == "multi" and q.labels and q.key in result.labelled.columns
+        for q in result.codebook.values()
+    ):
+        from surveykit.report._export import syntax_path
+
+        written.append(f"wrote the multiple-response sets (SPSS syntax) to {syntax_path(spss)}")
     for line in written:
         typer.echo(line)
+
+
+def read_dispositions(path: Path) -> Any:
+    """The ``--dispositions`` table: a ``disposition`` column (and ``wave``), codes as text.
+
+    Raises:
+        CommandError: the file cannot be read, or has no ``disposition`` column (usage).
+    """
+    frame = read_table(path)
+    names = {str(c).strip().lower(): c for c in frame.columns}
+    if DISPOSITION_COLUMN not in names:
+        raise usage(
+            f"--dispositions {path}: no column {DISPOSITION_COLUMN!r}; columns are "
+            f"{[str(c) for c in frame.columns]}"
+        )
+    keep = {names[DISPOSITION_COLUMN]: DISPOSITION_COLUMN}
+    if WAVE_COLUMN in names:
+        keep[names[WAVE_COLUMN]] = WAVE_COLUMN
+    out = frame[list(keep)].rename(columns=keep)
+    out[DISPOSITION_COLUMN] = out[DISPOSITION_COLUMN].astype("string").str.strip()
+    return out
+
+
+def rate_lines(rates: Any) -> list[str]:
+    """One line of AAPOR rates (RR1, RR3, COOP1, REF1, CON1) for every wave, then each."""
+    if rates is None or not len(rates):
+        return []
+    lines = []
+    for wave, part in rates.groupby("wave", sort=False):
+        values = dict(zip(part["rate"], part["value"], strict=True))
+        shown = ", ".join(
+            f"{rate} {values[rate]:.1%}"
+            for rate in ("RR1", "RR3", "COOP1", "REF1", "CON1")
+            if rate in values and values[rate] == values[rate]
+        )
+        where = "all waves" if wave == "All" else f"wave {wave}"
+        lines.append(f"AAPOR outcome rates, {where}: {shown}")
+    return lines
 
 
 def headlines(tables: dict[str, Any]) -> list[str]:

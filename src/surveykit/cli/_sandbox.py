@@ -8,8 +8,12 @@ from typing import TYPE_CHECKING, Annotated, Any, Final
 
 import typer
 
+from surveykit._util.serving import DEFAULT_IDLE_TIMEOUT
 from surveykit.cli._support import (
     CommandError,
+    IdleTimeout,
+    MaxConnections,
+    check_idle_timeout,
     check_sqlite_file,
 )
 
@@ -92,6 +96,8 @@ def sandbox_serve(
     log_level: Annotated[
         str, typer.Option(metavar="LEVEL", help="uvicorn's log level.")
     ] = "warning",
+    idle_timeout: IdleTimeout = DEFAULT_IDLE_TIMEOUT,
+    max_connections: MaxConnections = None,
     results_layout: Annotated[
         str,
         typer.Option(
@@ -194,6 +200,7 @@ def sandbox_serve(
     the other ``--callback-*`` options are its settings and need ``--callback-url``
     (``SURVEYKIT_CALLBACK_SECRET`` is only used when there is one).
     """
+    check_idle_timeout(idle_timeout)
     generated, campaigns, model = _specs(generate, campaign, respondents)
     if db is not None:
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
@@ -267,7 +274,14 @@ def sandbox_serve(
     from surveykit.sandbox.runtime._serve import serve
 
     try:
-        serve(sandbox, sock, log_level=log_level)  # stops within seconds of SIGTERM
+        # Stops within seconds of SIGTERM; strangers are held to the listener's limits.
+        serve(
+            sandbox,
+            sock,
+            log_level=log_level,
+            idle_timeout=idle_timeout,
+            max_connections=max_connections,
+        )
     finally:
         sandbox.close()
 

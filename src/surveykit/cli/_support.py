@@ -98,6 +98,34 @@ ForSpreadsheets = Annotated[
     ),
 ]
 
+IdleTimeout = Annotated[
+    float,
+    typer.Option(
+        metavar="SECONDS",
+        help="Close a connection that sends no complete request head within this many "
+        "seconds of connecting or of its previous answer.",
+    ),
+]
+
+MaxConnections = Annotated[
+    int | None,
+    typer.Option(
+        min=1,
+        metavar="N",
+        help="Connections open at once; one more closes the one idle the longest "
+        "(default 256, or half the free file descriptors if fewer).",
+        show_default=False,
+    ),
+]
+
+
+def check_idle_timeout(seconds: float) -> float:
+    """``--idle-timeout`` checked: a usage error (2) unless it is above 0 seconds."""
+    if not seconds > 0:  # also NaN
+        raise usage(f"--idle-timeout: expected seconds > 0, got {seconds:g}")
+    return seconds
+
+
 SPREADSHEET_FORMULA_STARTS: Final = ("=", "+", "-", "@", "\t", "\r")
 """What a spreadsheet computes a CSV field by, at its start (OWASP, CSV injection)."""
 

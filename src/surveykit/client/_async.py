@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Mapping
 from types import TracebackType
 from typing import Any, Self, TypeVar
 
-import anyio
 import httpx
 
-from surveykit.client._base import APIRequest, Async, Sleep, logger
+from surveykit.client._base import APIRequest, Async
+from surveykit.client._flow import drive_async
 from surveykit.client._groups import ResourceGroups
 from surveykit.client._retry import RetryPolicy
 
@@ -69,32 +68,7 @@ class AsyncClient(ResourceGroups[Async]):
         return httpx.ASGITransport(app=app)
 
     async def _execute(self, spec: APIRequest[T]) -> T:
-        flow = self._flow(self._http, spec)
-        step = next(flow)
-        while True:
-            outcome: httpx.Response | Exception | None
-            if isinstance(step, Sleep):
-                if logger.isEnabledFor(logging.INFO):
-                    logger.info("retrying in %.2fs after %s", step.seconds, step.reason)
-                await anyio.sleep(step.seconds)
-                outcome = None
-            else:
-                try:
-                    outcome = await self._http.send(step.request, stream=step.stream)
-                    if step.stream:
-                        # One copy of the body, in the response; the parser reads it in
-                        # chunks through iter_bytes() without joining a second one.
-                        try:
-                            await outcome.aread()
-                        finally:
-                            await outcome.aclose()
-                except httpx.TransportError as exc:
-                    outcome = exc
-            try:
-                step = flow.send(outcome)
-            except StopIteration as stop:
-                value: T = stop.value
-                return value
+        return await drive_async(self, self._flow(self._http, spec))
 
     async def aclose(self) -> None:
         """Close the connections."""

@@ -1,19 +1,19 @@
 """The core that :class:`Client` and :class:`AsyncClient` share.
 
 A resource method builds an :class:`APIRequest` (what to send, how to read the answer,
-whether it is idempotent). :meth:`BaseClient._flow` turns it into a generator of steps
-(send this request, sleep this long) that decides retries and maps errors; the sync and async
-clients only drive that generator with their own I/O. No endpoint is written twice.
+whether it is idempotent). :meth:`BaseClient._flow` builds its HTTP request and hands it to
+the request flow of :mod:`surveykit.client._flow` (steps: send this request, sleep this
+long), which decides retries and maps errors; the sync and async clients only drive that
+flow, each with the driver of its kind. No endpoint is written twice.
 """
 
 from __future__ import annotations
 
 import inspect
 import logging
-import time
 import weakref
-from collections.abc import Callable, Generator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
 from datetime import tzinfo
 from typing import (
     TYPE_CHECKING,
@@ -35,34 +35,20 @@ from surveykit.client._config import (
     resolve,
     resolve_default_region,
 )
+from surveykit.client._flow import Flow, request_flow
 from surveykit.client._redact import (
     Secrets,
-    clean_response,
-    credentials,
     guard_logs,
     header_secrets,
     release_logs,
-    scrub_error,
 )
 from surveykit.client._responses import ModelT as ModelT
 from surveykit.client._responses import model_from as model_from
 from surveykit.client._responses import parse_model as parse_model
 from surveykit.client._responses import parse_model_list as parse_model_list
 from surveykit.client._responses import read_json as read_json
-from surveykit.client._responses import status_error
 from surveykit.client._responses import unwrap_list as unwrap_list
-from surveykit.client._retry import (
-    NEVER_SENT,
-    NOT_SENDABLE,
-    RetryPolicy,
-)
-from surveykit.errors import (
-    APIConnectionError,
-    APITimeoutError,
-    OutcomeUnknownError,
-    UnexpectedResponseError,
-    describe_request,
-)
+from surveykit.client._retry import RetryPolicy
 from surveykit.rules.windows import zone
 
 if TYPE_CHECKING:
@@ -130,25 +116,6 @@ class APIRequest(Generic[T]):
     not_found: tuple[str, str] | None = None
 
 
-@dataclass(frozen=True)
-class Send:
-    """A step of a request flow: send this request and give back the response or error."""
-
-    request: httpx.Request
-    stream: bool = False
-
-
-@dataclass(frozen=True)
-class Sleep:
-    """A step of a request flow: wait before the next attempt."""
-
-    seconds: float
-    reason: str = field(default="")
-
-
-Flow = Generator[Send | Sleep, httpx.Response | Exception | None, T]
-
-
 class Mode:
     """Type-level marker of how a client runs requests."""
 
@@ -213,7 +180,6 @@ class endpoint(Generic[P, T]):
     def build(self, resource: Resource[Any], *args: Any, **kwargs: Any) -> APIRequest[T]:
         """Build the request without running it (for tests and batch drivers)."""
         return self._build(resource, *args, **kwargs)
-
 
 
 class BaseClient:
@@ -333,6 +299,7 @@ class BaseClient:
         return url
 
     def _flow(self, http: httpx.Client | httpx.AsyncClient, spec: APIRequest[T]) -> Flow[T]:
+        """The request flow of ``spec`` (see :mod:`surveykit.client._flow`), for a driver."""
         request = http.build_request(
             spec.method,
             self._url(http, spec.path),
@@ -341,92 +308,4 @@ class BaseClient:
             headers={"Accept": spec.accept},
             extensions={STREAM_EXTENSION: True} if spec.stream else None,
         )
-        try:
-            return (yield from self._attempts(spec, request))
-        except Exception as error:
-            # An error page may echo the request's headers: no error leaves with the token.
-            scrub_error(error, request, self._secrets)
-            raise
-
-    def _attempts(self, spec: APIRequest[T], request: httpx.Request) -> Flow[T]:
-        attempt = 0
-        while True:
-            attempt += 1
-            started = time.perf_counter()
-            outcome = yield Send(request, spec.stream)
-            elapsed = time.perf_counter() - started
-            if isinstance(outcome, Exception):
-                logger.debug(
-                    "%s %s failed after %.3fs: %s",
-                    request.method,
-                    request.url.raw_path.decode(),
-                    elapsed,
-                    type(outcome).__name__,
-                )
-                delay = self._retry.delay_after_error(outcome, attempt, idempotent=spec.idempotent)
-                if delay is None:
-                    error = self._transport_error(spec, request, outcome)
-                    if isinstance(outcome, NOT_SENDABLE):
-                        # Its text may quote a header value, and headers carry the token.
-                        raise error from None
-                    raise error from outcome
-                yield Sleep(delay, f"{type(outcome).__name__}")
-                continue
-            assert isinstance(outcome, httpx.Response)
-            response = outcome
-            logger.debug(
-                "%s %s -> %d in %.3fs",
-                request.method,
-                request.url.raw_path.decode(),
-                response.status_code,
-                elapsed,
-            )
-            if response.is_success:
-                try:
-                    return spec.parse(response)
-                except httpx.TransportError as exc:
-                    raise APIConnectionError(
-                        f"{describe_request(request)}: the download broke off: {exc}",
-                        request=request,
-                    ) from exc
-                except (UnexpectedResponseError, ValueError):
-                    if spec.stream:
-                        raise
-                # Its message may quote the body cut short: read the redacted body instead
-                # (out of the except block, so the first error is not kept as the context),
-                # and a credential across the cut leaves not even its first characters.
-                return spec.parse(self._without_secrets(response, request))
-            delay = self._retry.delay_after_status(response, attempt, idempotent=spec.idempotent)
-            if delay is None:
-                # Redacted before the error quotes (and cuts) the body, for the same reason.
-                raise status_error(spec, self._without_secrets(response, request))
-            yield Sleep(delay, f"status {response.status_code}")
-
-    def _without_secrets(self, response: httpx.Response, request: httpx.Request) -> httpx.Response:
-        return clean_response(response, self._secrets | credentials(request))
-
-    def _transport_error(
-        self, spec: APIRequest[Any], request: httpx.Request, exc: Exception
-    ) -> Exception:
-        where = describe_request(request)
-        if isinstance(exc, NOT_SENDABLE):
-            # Raised while the request was being written out, before anything reached the
-            # wire. Its text is not quoted: it may contain a header value (the token).
-            return APIConnectionError(
-                f"{where}: nothing was sent: the HTTP library refused to write the request "
-                f"({type(exc).__name__}: an illegal header value or request line; the "
-                "details are withheld because headers may carry credentials)",
-                request=request,
-            )
-        if isinstance(exc, NEVER_SENT):
-            return APIConnectionError(f"{where}: could not connect: {exc}", request=request)
-        if not spec.idempotent:
-            return OutcomeUnknownError(
-                f"{where}: {type(exc).__name__} after the request may have reached the "
-                "platform; it was not sent again. Check before resending.",
-                request=request,
-                cause=exc,
-            )
-        if isinstance(exc, httpx.TimeoutException):
-            return APITimeoutError(f"{where}: timed out: {exc}", request=request)
-        return APIConnectionError(f"{where}: {type(exc).__name__}: {exc}", request=request)
+        return request_flow(spec, request, retry=self._retry, secrets=self._secrets)

@@ -1,8 +1,9 @@
 """Reading the platform's answers: request models, JSON bodies, and HTTP errors.
 
-What :class:`~surveykit.client._base.BaseClient` does with a response once it has one: parse
-the body into models, or map a status to the error tree (with the reference's ProblemDetails,
-a SendResponse or LookupResponse carried by a 400, and "did you mean" for a 404).
+What the request flow (:func:`~surveykit.client._flow.request_flow`) does with a response
+once it has one: parse the body into models, or map a status to the error tree (with the
+reference's ProblemDetails, a SendResponse or LookupResponse carried by a 400, and "did you
+mean" for a 404).
 """
 
 from __future__ import annotations

@@ -9,6 +9,8 @@ from email.utils import parsedate_to_datetime
 
 import httpx
 
+from surveykit.errors import RateLimitError
+
 # Error statuses after which a write may have been acted on: the platform's rule.
 from surveykit.rules.outcomes import OUTCOME_UNKNOWN_STATUSES
 
@@ -103,11 +105,37 @@ class RetryPolicy:
         return float(retry_after) if retry_after <= self.max_retry_after else None
 
 
+MAX_RATE_LIMITED = 5
+"""How many 429 answers one row of a batch waits out before its outcome is decided."""
+
+
+def delay_after_rate_limit(
+    result: object, times: int, *, limit: int = MAX_RATE_LIMITED
+) -> float | None:
+    """Seconds a batch waits before sending a row again after a 429, or None not to.
+
+    A 429 is a refusal the platform did not act on, so even a send (not idempotent, which
+    :class:`RetryPolicy` never sends twice) may go again; the batch does, between its other
+    rows, rather than the client within one call. The wait is the answer's Retry-After,
+    else 2, 4, 8, ... seconds.
+
+    Args:
+        result: what the row's send gave (a response, or the error it raised).
+        times: how many 429s the row has already waited out.
+        limit: how many it waits out at most.
+    """
+    if not isinstance(result, RateLimitError) or times >= limit:
+        return None
+    return result.retry_after if result.retry_after is not None else 2.0 ** (times + 1)
+
+
 __all__ = [
+    "MAX_RATE_LIMITED",
     "NEVER_SENT",
     "NOT_SENDABLE",
     "OUTCOME_UNKNOWN_STATUSES",
     "RETRY_STATUSES",
     "RetryPolicy",
+    "delay_after_rate_limit",
     "parse_retry_after",
 ]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import logging
-import time
 import weakref
 from collections.abc import Mapping
 from types import TracebackType
@@ -11,7 +9,8 @@ from typing import Any, Self, TypeVar
 
 import httpx
 
-from surveykit.client._base import APIRequest, Sleep, Sync, logger
+from surveykit.client._base import APIRequest, Sync
+from surveykit.client._flow import drive_sync
 from surveykit.client._groups import ResourceGroups
 from surveykit.client._pool import ShardedTransport
 from surveykit.client._retry import RetryPolicy
@@ -106,34 +105,7 @@ class Client(ResourceGroups[Sync]):
         return ASGIPortalTransport(app)
 
     def _execute(self, spec: APIRequest[T]) -> T:
-        flow = self._flow(self._http, spec)
-        step = next(flow)
-        opened: list[httpx.Response] = []
-        try:
-            while True:
-                outcome: httpx.Response | Exception | None
-                if isinstance(step, Sleep):
-                    if logger.isEnabledFor(logging.INFO):
-                        logger.info("retrying in %.2fs after %s", step.seconds, step.reason)
-                    time.sleep(step.seconds)
-                    outcome = None
-                else:
-                    try:
-                        outcome = self._http.send(step.request, stream=step.stream)
-                        if step.stream:
-                            opened.append(outcome)
-                            if not outcome.is_success:
-                                outcome.read()
-                    except httpx.TransportError as exc:
-                        outcome = exc
-                try:
-                    step = flow.send(outcome)
-                except StopIteration as stop:
-                    value: T = stop.value
-                    return value
-        finally:
-            for response in opened:
-                response.close()
+        return drive_sync(self, self._flow(self._http, spec))
 
     def close(self) -> None:
         """Close the connections."""

@@ -22,9 +22,11 @@ import typing as _typing
 if _typing.TYPE_CHECKING:
     from surveykit.errors import PlotError
     from surveykit.plots._campaign import (
+        DISPOSITION_COLOURS,
         STATUS_COLOURS,
         plot_campaign_status,
         plot_campaign_timeline,
+        plot_dispositions,
     )
     from surveykit.plots._common import NPS_COLOURS, OUTCOME_COLOURS, PALETTE
     from surveykit.plots._estimates import plot_estimates
@@ -44,6 +46,8 @@ _LAZY: dict[str, str] = {
     "STATUS_COLOURS": "surveykit.plots._campaign",
     "plot_campaign_status": "surveykit.plots._campaign",
     "plot_campaign_timeline": "surveykit.plots._campaign",
+    "DISPOSITION_COLOURS": "surveykit.plots._campaign",
+    "plot_dispositions": "surveykit.plots._campaign",
     "NPS_COLOURS": "surveykit.plots._common",
     "OUTCOME_COLOURS": "surveykit.plots._common",
     "PALETTE": "surveykit.plots._common",
@@ -73,6 +77,7 @@ def __dir__() -> list[str]:
 
 
 __all__ = [
+    "DISPOSITION_COLOURS",
     "NPS_COLOURS",
     "OUTCOME_COLOURS",
     "PALETTE",
@@ -82,6 +87,7 @@ __all__ = [
     "plot_campaign_status",
     "plot_campaign_timeline",
     "plot_crosstab",
+    "plot_dispositions",
     "plot_distribution",
     "plot_estimates",
     "plot_events",

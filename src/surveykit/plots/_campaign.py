@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Literal
 
 import numpy as np
 import pandas as pd
@@ -141,21 +141,34 @@ def _cumulative(times: pd.Series) -> pd.Series:
     return counts.astype(np.int64)
 
 
+def _delivered(events: pd.DataFrame) -> pd.Series:
+    """The times of the ``Delivered`` receipts among the listener's events."""
+    missing = [c for c in ("type", "status", "timestamp") if c not in events.columns]
+    if missing:
+        raise PlotError(f"events: no column {missing[0]!r}; pass the listener's events frame")
+    receipts = (events["type"] == "Receipt") & (events["status"] == "Delivered")
+    return pd.to_datetime(events.loc[receipts, "timestamp"], utc=True)
+
+
 def plot_campaign_timeline(
     status: pd.DataFrame | None = None,
     *,
     sends: Any = None,
     results: pd.DataFrame | None = None,
+    events: pd.DataFrame | None = None,
     title: str | None = None,
 ) -> Figure:
-    """Cumulative contacts and completions over time, as steps.
+    """Cumulative contacts, deliveries and completions over time, as steps.
 
     Contacts come from ``sends`` when given (a ``BatchResult``, its frame or a journal
     path; a list or dict of them for several waves, as :func:`surveykit.campaign_status`
     takes them): messages the platform accepted (outcome ``sent``), with a dotted line
-    where each wave began. Otherwise from ``status``: respondents by the time of their
-    first contact. Completions come from ``results``' ``completed`` times. A status frame
-    has no completion times: give ``results`` to draw them.
+    where each wave began. A message held for its local hours is accepted at once and
+    delivered later: give ``events`` (the listener's events) to draw the ``Delivered``
+    receipts at their times as well. Without ``sends``, contacts come from ``status``:
+    respondents by the time of their first contact. Completions come from ``results``'
+    ``completed`` times. A status frame has no completion times: give ``results`` to
+    draw them.
     """
     from matplotlib.dates import date2num
     from matplotlib.ticker import MaxNLocator
@@ -172,6 +185,8 @@ def plot_campaign_timeline(
         if "first_contact" not in status.columns:
             raise PlotError("status: no 'first_contact' column; pass campaign_status()'s frame")
         lines.append(("respondents contacted", _cumulative(status["first_contact"]), PALETTE[0]))
+    if events is not None:
+        lines.append(("messages delivered", _cumulative(_delivered(events)), PALETTE[1]))
     if results is not None:
         if "completed" not in results.columns:
             raise PlotError("results: no 'completed' column of completion times")
@@ -204,4 +219,94 @@ def plot_campaign_timeline(
     ax.yaxis.set_major_locator(MaxNLocator(integer=True))
     fig.autofmt_xdate()
     ax.set_title(title or "Contacts and completions over time")
+    return fig
+
+
+DISPOSITION_COLOURS: dict[str, str] = {
+    "I": "#009E73",
+    "P": "#8FD1B5",
+    "R": "#D55E00",
+    "NC": "#E69F00",
+    "O": "#CC79A7",
+    "UH": "#9A9A9A",
+    "UO": "#C8C8C8",
+    "NE": "#4D4D4D",
+}
+"""AAPOR's disposition groups in the order they stack (complete first), and their colours."""
+
+_MISSING = "(missing)"
+
+_GROUP_NAMES: dict[str, str] = {
+    "I": "complete (I)",
+    "P": "partial (P)",
+    "R": "refusal, break-off (R)",
+    "NC": "non-contact (NC)",
+    "O": "other (O)",
+    "UH": "unknown, household (UH)",
+    "UO": "unknown, other (UO)",
+    "NE": "not eligible (NE)",
+}
+
+
+def plot_dispositions(
+    dispositions: pd.DataFrame | pd.Series,
+    *,
+    by: str | None = None,
+    rate: str = "RR1",
+    e: float | Literal["proportional"] = "proportional",
+    title: str | None = None,
+) -> Figure:
+    """Respondents by AAPOR disposition group, one horizontal stacked bar per group of ``by``.
+
+    ``dispositions`` is what :func:`surveykit.outcome_rates` takes (the frame of
+    :func:`surveykit.dispositions`, or codes such as ``"2.11"`` in a ``disposition``
+    column). Each bar stacks the groups I, P, R, NC, O, UH, UO and NE in
+    :data:`DISPOSITION_COLOURS` order, each segment's width its number of respondents;
+    the outcome rate ``rate`` (AAPOR's, computed by :func:`surveykit.outcome_rates` with
+    ``e``) is written at the end of each bar. With ``by`` (for example ``"last_wave"``),
+    one bar per value, in sorted order, and ``"(missing)"`` last for rows without one.
+    """
+    from surveykit.campaign._aapor import RATES, outcome_rates
+
+    if rate not in RATES:
+        raise PlotError(f"rate: {rate!r} is not an AAPOR rate; choose one of {list(RATES)}")
+    if by is not None:
+        if not isinstance(dispositions, pd.DataFrame) or by not in dispositions.columns:
+            raise PlotError(f"by: no column {by!r}")
+        values = dispositions[by].astype(object)
+        dispositions = dispositions.assign(**{by: values.where(values.notna(), _MISSING)})
+        dispositions[by] = dispositions[by].astype(str)
+    table = outcome_rates(dispositions, e=e, by=by)
+    counts = table.attrs["counts"]
+    per_bar: dict[str, dict[str, int]] = (
+        {"all": counts}
+        if by is None
+        else {k: counts[k] for k in sorted(counts, key=lambda k: (k == _MISSING, k))}
+    )
+    chosen = table[table["rate"] == rate]
+    shown = (
+        {"all": float(chosen["value"].iloc[0])}
+        if by is None
+        else dict(zip(chosen[by], chosen["value"].astype(float), strict=True))
+    )
+    labels = list(per_bar)
+    fig, ax = _figure(8, max(1.6, 0.6 * len(labels) + 1.2))
+    positions = np.arange(len(labels))
+    left = np.zeros(len(labels), dtype=np.int64)
+    for group, colour in DISPOSITION_COLOURS.items():
+        widths = np.array([per_bar[label][group] for label in labels], dtype=np.int64)
+        ax.barh(positions, widths, left=left, color=colour, label=_GROUP_NAMES[group], height=0.6)
+        left = left + widths
+    for y, label, total in zip(positions, labels, left, strict=True):
+        value = shown[label]
+        text = f"{rate} n/a" if np.isnan(value) else f"{rate} {100 * value:.1f}%"
+        ax.annotate(f"{int(total):,}  {text}", (total, y), xytext=(4, 0),
+                    textcoords="offset points", va="center", fontsize=8)  # fmt: skip
+    ax.set_yticks(positions, labels)
+    ax.invert_yaxis()
+    ax.set_xlabel("respondents")
+    ax.set_xlim(0, max(int(left.max(initial=0)), 1) * 1.25)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.0, 1.0), frameon=False, fontsize=8)
+    ax.spines[["top", "right"]].set_visible(False)
+    ax.set_title(title or "Final dispositions (AAPOR)")
     return fig

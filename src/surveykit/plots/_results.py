@@ -110,7 +110,7 @@ def plot_nps(
         values = table[f"percent_{part}"].fillna(0).tolist()
         ax.barh(groups, values, left=left, color=NPS_COLOURS[part], label=part)
         left = [a + b for a, b in zip(left, values, strict=True)]
-    for position, score in enumerate(table["nps"]):
+    for position, score in enumerate(table["estimate"]):
         ax.annotate(
             f"NPS {score:+.0f}" if pd.notna(score) else "no answers",
             (100, position),

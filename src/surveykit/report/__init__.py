@@ -1,4 +1,4 @@
-"""The survey report layer: codebooks, value labels, and SPSS, Stata and Excel files.
+"""The survey report layer: codebooks, value labels, banner tables, SPSS, Stata and Excel files.
 
 Example:
     >>> import surveykit as sk
@@ -13,6 +13,7 @@ import typing as _typing
 
 if _typing.TYPE_CHECKING:
     from surveykit.errors import CodebookError, ExportError, LabelError
+    from surveykit.report._banner import Banner, banner
     from surveykit.report._build import Report, build_report
     from surveykit.report._codebook import KINDS, Codebook, Question, QuestionKind
     from surveykit.report._excel import to_excel
@@ -23,6 +24,8 @@ if _typing.TYPE_CHECKING:
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
 _LAZY: dict[str, str] = {
+    "Banner": "surveykit.report._banner",
+    "banner": "surveykit.report._banner",
     "Report": "surveykit.report._build",
     "build_report": "surveykit.report._build",
     "KINDS": "surveykit.report._codebook",
@@ -55,6 +58,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "KINDS",
+    "Banner",
     "Codebook",
     "CodebookError",
     "CoercedAnswers",
@@ -64,6 +68,7 @@ __all__ = [
     "QuestionKind",
     "Report",
     "RowReasons",
+    "banner",
     "build_report",
     "label",
     "to_excel",

@@ -10,18 +10,27 @@ from __future__ import annotations
 import os
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
+import numpy as np
 import pandas as pd
 
 from surveykit.analysis._design import Design
 from surveykit.errors import ExportError
 from surveykit.report._codebook import Codebook
+from surveykit.report._excel import MISSING_GROUP
 from surveykit.report._label import Errors, label
 
 WEIGHT_COLUMN = "weight"
 """The column ``build_report`` adds to the labelled frame when it rakes."""
 
+OVERALL: Final = "All"
+"""The ``wave`` of the outcome rates over every wave."""
+
+FIELDWORK_COLUMNS: Final = ("invited", "started", "completed", "submitted", "date", "timestamp")
+"""Datetime columns of the results whose span is the fieldwork (any letter case)."""
+
+SKIPPED_COLUMNS: Final = ["question", "text", "kind", "answers", "reason"]
 _PROPORTION_KINDS = ("rating", "choice", "multi")
 _CROSSTAB_KINDS = ("nps", "rating", "choice", "multi")
 
@@ -39,6 +48,19 @@ class Report:
         weights: the weights used, aligned with ``labelled`` (None when unweighted).
         design: the survey design every estimate used (None when unweighted: textbook
             figures).
+        survey: the survey's reference (given, or the results' ``surveyReference``).
+        ci: the confidence level of every interval.
+        by: the grouping columns.
+        variables: the design's columns, ``{"weights", "strata", "psu", "fpc"}`` (None
+            where not given; ``"(a Series)"`` for weights given as a Series).
+        targets: the population shares raked to (None when not raked).
+        fieldwork: the first and last timestamp of the results (:data:`FIELDWORK_COLUMNS`),
+            None when they have none.
+        skipped: the questions not tabulated (free text, dates): ``["question", "text",
+            "kind", "answers", "reason"]``.
+        outcome_rates: AAPOR's outcome rates (:func:`surveykit.outcome_rates`), with a
+            ``wave`` column (:data:`OVERALL` for every wave together); None when no
+            dispositions were given.
     """
 
     labelled: pd.DataFrame
@@ -46,12 +68,30 @@ class Report:
     tables: dict[str, pd.DataFrame] = field(default_factory=dict)
     weights: pd.Series | None = None
     design: Design | None = None
+    survey: str | None = None
+    ci: float = 0.95
+    by: list[str] = field(default_factory=list)
+    variables: dict[str, str | None] = field(default_factory=dict)
+    targets: Mapping[str, Mapping[Any, float]] | None = None
+    fieldwork: tuple[pd.Timestamp, pd.Timestamp] | None = None
+    skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SKIPPED_COLUMNS))
+    outcome_rates: pd.DataFrame | None = None
 
     def to_excel(self, path: str | os.PathLike[str]) -> dict[str, str]:
-        """Write every table to an ``.xlsx`` workbook (see :func:`surveykit.to_excel`)."""
-        from surveykit.report._excel import to_excel
+        """Write the report workbook: a cover, contents, every table, the outcome rates.
 
-        return to_excel(self.tables, path)
+        The cover says what the report is (survey, fieldwork, respondents, design and
+        weighting, confidence level, tests, methods, AAPOR rates); the contents sheet
+        links every other sheet; each table sheet is as :func:`surveykit.to_excel` writes
+        it, with its base. See ``docs/report.md``.
+
+        Returns:
+            ``{sheet name: table name}`` of every sheet (``"Cover"``, ``"Contents"``,
+            ``"Outcome rates"`` and the tables).
+        """
+        from surveykit.report._workbook import write_report
+
+        return write_report(self, path)
 
     def __repr__(self) -> str:
         weighted = "weighted" if self.weights is not None else "unweighted"
@@ -74,6 +114,9 @@ def build_report(
     questions: Sequence[str] | None = None,
     ci: float = 0.95,
     errors: Errors = "raise",
+    survey: str | None = None,
+    dispositions: pd.DataFrame | pd.Series | None = None,
+    outcome_rates: pd.DataFrame | None = None,
 ) -> Report:
     """Label the results, weight them, and estimate every question (by group when asked).
 
@@ -82,7 +125,13 @@ def build_report(
     multi-choice :func:`~surveykit.analysis.proportions`; with ``by``, each of those is
     also computed by group, and each NPS, rating and choice question gets a
     :func:`~surveykit.analysis.crosstab` with significance per ``by`` column. Text and
-    date questions are left out of the estimates (they stay in ``labelled``).
+    date questions are left out of the estimates (they stay in ``labelled``, and
+    ``Report.skipped`` lists them with their number of answers).
+
+    Each table's ``attrs["base"]`` says who it counts: ``{"who", "n"`` (respondents
+    answering, unweighted), ``"weighted"`` (their weights' sum, None unweighted),
+    ``"groups"`` (``{by column: {group: [n, weighted]}}``, a missing value as
+    :data:`MISSING_GROUP`)``}``.
 
     Args:
         df: survey results (:meth:`surveykit.Client.surveys.results`).
@@ -100,6 +149,13 @@ def build_report(
             ``df``).
         ci: the confidence level of every interval.
         errors: ``"raise"`` or ``"coerce"``, as for :func:`surveykit.label`.
+        survey: the survey's reference for the cover (default: the results'
+            ``surveyReference`` when it holds one value).
+        dispositions: AAPOR final dispositions (:func:`surveykit.dispositions`, or any
+            frame with a ``disposition`` column of codes as text, and optionally a
+            ``wave`` column): the report carries the outcome rates, overall and per wave.
+        outcome_rates: rates already computed (:func:`surveykit.outcome_rates`, with or
+            without a ``wave`` column), instead of ``dispositions``.
 
     Returns:
         A :class:`Report`.
@@ -109,7 +165,9 @@ def build_report(
     the report ("Design") and in each table's ``attrs``.
 
     Raises:
-        ExportError: a question not in the codebook or the frame.
+        ExportError: a question not in the codebook or the frame; both ``dispositions``
+            and ``outcome_rates``.
+        DispositionError: a disposition that is not an AAPOR code.
     """
     from surveykit import analysis
     from surveykit.analysis import weights as weighting
@@ -121,6 +179,8 @@ def build_report(
             raise ExportError(f"questions: {key!r} is not in the codebook")
         if key not in df.columns:
             raise ExportError(f"questions: {key!r} is not a column of the results")
+    if dispositions is not None and outcome_rates is not None:
+        raise ExportError("give dispositions or outcome_rates, not both")
     groups = [] if by is None else [by] if isinstance(by, str) else list(by)
     labelled = label(df, codebook, errors=errors)
     tables: dict[str, pd.DataFrame] = {}
@@ -137,8 +197,15 @@ def build_report(
         tables["Weights"] = summary.reset_index()
         tables["Design"] = design_table(design, ci)
     data: pd.DataFrame | Design = labelled if design is None else design
+    w = None if used is None else used.to_numpy(dtype=np.float64)
+    skipped: list[dict[str, Any]] = []
     for key in keys:
         kind = codebook[key].kind
+        if kind not in _PROPORTION_KINDS + _CROSSTAB_KINDS + ("number",):
+            skipped.append(_skipped(labelled, codebook, key))
+            continue
+        answered = _answered(labelled, key, kind)
+        base = _base(labelled, key, answered, w, groups)
         for grouping in [None, *([groups] if groups else [])]:
             suffix = "" if grouping is None else " by " + ", ".join(groups)
             options: dict[str, Any] = {"by": grouping, "ci": ci}
@@ -151,10 +218,139 @@ def build_report(
             for name in (f"{key} NPS{suffix}", f"{key} mean{suffix}", f"{key} %{suffix}"):
                 if name in tables:
                     tables[name].attrs["by"] = list(grouping or [])
+                    tables[name].attrs["base"] = base
         if kind in _CROSSTAB_KINDS:
             for column in groups:
-                tables[f"{key} x {column}"] = analysis.crosstab(data, key, column)
-    return Report(labelled=labelled, codebook=codebook, tables=tables, weights=used, design=design)
+                table = analysis.crosstab(data, key, column)
+                in_group = answered & labelled[column].notna().to_numpy()
+                table.attrs["base"] = _base(labelled, key, in_group, w, [column])
+                table.attrs["base"]["who"] += f" with a {column} value"
+                tables[f"{key} x {column}"] = table
+    return Report(
+        labelled=labelled,
+        codebook=codebook,
+        tables=tables,
+        weights=used,
+        design=design,
+        survey=survey if survey is not None else _survey_of(df),
+        ci=ci,
+        by=groups,
+        variables={
+            "weights": weights if isinstance(weights, str) or weights is None else "(a Series)",
+            "strata": strata,
+            "psu": psu,
+            "fpc": fpc,
+        },
+        targets=targets,
+        fieldwork=fieldwork(df),
+        skipped=pd.DataFrame(skipped, columns=SKIPPED_COLUMNS),
+        outcome_rates=_rates(dispositions, outcome_rates),
+    )
+
+
+def _answered(labelled: pd.DataFrame, key: str, kind: str) -> np.ndarray[Any, np.dtype[np.bool_]]:
+    """Which respondents answered ``key`` (as the estimates count them)."""
+    from surveykit.analysis import _inputs as inputs
+
+    codes = inputs.answers(labelled, key, multi=kind == "multi").codes
+    return np.asarray(codes >= 0, dtype=bool)
+
+
+def _base(
+    labelled: pd.DataFrame,
+    key: str,
+    answered: np.ndarray[Any, np.dtype[np.bool_]],
+    w: np.ndarray[Any, np.dtype[np.float64]] | None,
+    groups: Sequence[str],
+) -> dict[str, Any]:
+    """Who a table counts: respondents answering, unweighted and weighted, per group."""
+    per_group: dict[str, dict[str, list[float | int | None]]] = {}
+    for column in groups:
+        values = labelled[column].astype(object).where(labelled[column].notna(), MISSING_GROUP)
+        values = values.to_numpy()[answered]
+        counts = pd.Series(1, index=values).groupby(level=0, sort=False).size()
+        if w is not None:
+            sums = pd.Series(w[answered], index=values).groupby(level=0, sort=False).sum()
+        per_group[column] = {
+            str(g): [int(counts[g]), None if w is None else float(sums[g])] for g in counts.index
+        }
+    return {
+        "who": f"all respondents answering {key}",
+        "n": int(answered.sum()),
+        "weighted": None if w is None else float(w[answered].sum()),
+        "groups": per_group,
+    }
+
+
+def _skipped(labelled: pd.DataFrame, codebook: Codebook, key: str) -> dict[str, Any]:
+    question = codebook[key]
+    series = labelled[key]
+    given = series.notna()
+    if not pd.api.types.is_numeric_dtype(series.dtype) and not isinstance(
+        series.dtype, pd.DatetimeTZDtype
+    ) and not pd.api.types.is_datetime64_any_dtype(series.dtype):
+        given &= series.astype("string").str.strip().fillna("").ne("")
+    reason = "free text: not tabulated" if question.kind == "text" else "dates: not tabulated"
+    return {
+        "question": key,
+        "text": question.text or "",
+        "kind": question.kind,
+        "answers": int(given.sum()),
+        "reason": reason,
+    }
+
+
+def _survey_of(df: pd.DataFrame) -> str | None:
+    for column in df.columns:
+        if str(column).lower() == "surveyreference":
+            values = df[column].dropna().unique()
+            return str(values[0]) if len(values) == 1 else None
+    return None
+
+
+def fieldwork(df: pd.DataFrame) -> tuple[pd.Timestamp, pd.Timestamp] | None:
+    """The first and last timestamp of the results' :data:`FIELDWORK_COLUMNS` (UTC)."""
+    first: pd.Timestamp | None = None
+    last: pd.Timestamp | None = None
+    for column in df.columns:
+        series = df[column]
+        if str(column).lower() not in FIELDWORK_COLUMNS:
+            continue
+        if not pd.api.types.is_datetime64_any_dtype(series.dtype):
+            continue
+        if getattr(series.dtype, "tz", None) is None:
+            series = series.dt.tz_localize("UTC")
+        low, high = series.min(), series.max()
+        if pd.isna(low):
+            continue
+        first = low if first is None else min(first, low)
+        last = high if last is None else max(last, high)
+    return None if first is None or last is None else (first, last)
+
+
+def _rates(
+    dispositions: pd.DataFrame | pd.Series | None, given: pd.DataFrame | None
+) -> pd.DataFrame | None:
+    """The outcome rates with a ``wave`` column: every wave (:data:`OVERALL`), then each."""
+    from surveykit.campaign._aapor import outcome_rates
+
+    if given is not None:
+        frame = given.copy()
+        if "wave" not in frame.columns:
+            frame.insert(0, "wave", OVERALL)
+        return frame
+    if dispositions is None:
+        return None
+    overall = outcome_rates(dispositions)
+    overall.insert(0, "wave", OVERALL)
+    parts = [overall]
+    if isinstance(dispositions, pd.DataFrame) and "wave" in dispositions.columns:
+        waves = dispositions.dropna(subset=["wave"])
+        if len(waves):
+            per_wave = outcome_rates(waves, by="wave")
+            per_wave["wave"] = per_wave["wave"].astype(str)
+            parts.append(per_wave)
+    return pd.concat(parts, ignore_index=True)
 
 
 def design_table(design: Design, ci: float) -> pd.DataFrame:

@@ -5,6 +5,11 @@ questions are written as numbers with value labels: numeric codes as they are, o
 (choice answers) numbered 1..k in codebook order, their missing codes -1, -2, ... . Missing
 codes are SPSS user-missing values, and Stata extended missing values ``.a``, ``.b``, ...
 (labelled with their reason). Datetimes are written in UTC.
+
+SPSS files give whole-number variables integer formats (``F8.0``: codes read ``5``, not
+``5.00``), and write each multi-choice question as its joined answers (a string) plus one
+0/1 variable per option, grouped into a multiple-response set by an SPSS syntax file
+(``.sps``) written beside the ``.sav``: pyreadstat cannot store ``MRSETS`` in the file.
 """
 
 from __future__ import annotations
@@ -39,6 +44,12 @@ STATA_NAME_CHARS: Final = 32
 STATA_LABEL_CHARS: Final = 80
 SPSS_LABEL_BYTES: Final = 256
 SPSS_VALUE_LABEL_BYTES: Final = 120
+SPSS_INTEGER: Final = "F8.0"
+"""The format of whole-number variables (codes, counts): shown without decimals (wider
+when a number needs more than 7 digits)."""
+SPSS_FLAG: Final = "F1.0"
+"""The format of a multiple-response option's 0/1 variable."""
+CHOSEN_LABELS: Final = {0.0: "Not chosen", 1.0: "Chosen"}
 MEASURES: Final = {
     "rating": "ordinal",
     "nps": "scale",
@@ -57,7 +68,24 @@ class _Prepared:
     value_labels: dict[str, dict[Any, str]] = field(default_factory=dict)
     missing: dict[str, list[Any]] = field(default_factory=dict)
     measure: dict[str, str] = field(default_factory=dict)
+    formats: dict[str, str] = field(default_factory=dict)
     renames: dict[str, str] = field(default_factory=dict)
+    sets: list[MultipleResponseSet] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class MultipleResponseSet:
+    """A multi-choice question as SPSS's multiple dichotomy set (``MRSETS /MDGROUP``).
+
+    Attributes:
+        name: the set's name, ``$`` and the question's variable name.
+        label: the question's text (or its key).
+        variables: the 0/1 variable of each option, in codebook order.
+    """
+
+    name: str
+    label: str
+    variables: tuple[str, ...]
 
 
 def to_spss(
@@ -69,6 +97,14 @@ def to_spss(
     codes are user-missing values (``missing_ranges``: up to three values, or a range
     that holds no valid code), and measurement levels are set: ordinal for ratings, scale
     for NPS, numbers and dates, nominal for the rest. Names are made valid SPSS names.
+    Whole-number variables (codes, integer columns) get the format ``F8.0``.
+
+    A multi-choice question is written as its answers (a string, as the results hold it)
+    and, after it, one 0/1 variable per option of the codebook (``Q3_1``, ``Q3_2``, ...;
+    labelled ``"<question>: <option>"``, values ``0`` "Not chosen" and ``1`` "Chosen";
+    missing when the question was not answered; an empty answer is all 0). Their
+    multiple-response sets (``MRSETS /MDGROUP``) are written as SPSS syntax beside the
+    file (``results.sav`` -> ``results.sps``): open the ``.sav``, run the syntax, save.
 
     Args:
         df: raw results, or a frame from :func:`surveykit.label`.
@@ -80,14 +116,16 @@ def to_spss(
         The columns renamed to be valid names, ``{original: written}`` (empty if none).
 
     Raises:
-        ExportError: for a column or missing codes SPSS cannot take (names the column).
+        ExportError: for a column or missing codes SPSS cannot take (names the column),
+            or a multi-choice answer holding an option the codebook does not list.
         LabelError: for an answer the codebook does not know.
     """
     import pyreadstat
 
     prepared = _prepare(df, _codebook(df, codebook), "spss")
     frame = pd.DataFrame(prepared.frame, index=range(len(df)))
-    with atomic_path(Path(path)) as temporary:
+    target = Path(path)
+    with atomic_path(target) as temporary:
         pyreadstat.write_sav(
             frame,
             temporary,
@@ -95,8 +133,56 @@ def to_spss(
             variable_value_labels=prepared.value_labels,
             missing_ranges=prepared.missing,
             variable_measure=prepared.measure,
+            variable_format=prepared.formats,
         )
+    if prepared.sets:
+        syntax = mrsets_syntax(prepared.sets, target.name)
+        with atomic_path(syntax_path(target)) as temporary:
+            temporary.write_text(syntax, encoding="utf-8")
     return prepared.renames
+
+
+def syntax_path(sav: str | os.PathLike[str]) -> Path:
+    """Where :func:`to_spss` writes the multiple-response sets of ``sav``: ``.sps`` beside it."""
+    return Path(sav).with_suffix(".sps")
+
+
+def _spss_string(text: str) -> str:
+    """``text`` as an SPSS string literal (single quotes, doubled inside; one line)."""
+    flat = " ".join(text.split())
+    return "'" + flat.replace("'", "''") + "'"
+
+
+def mrsets_syntax(sets: list[MultipleResponseSet], sav_name: str) -> str:
+    """SPSS syntax defining ``sets`` as multiple dichotomy sets (counted value 1).
+
+    Example:
+        >>> print(mrsets_syntax([MultipleResponseSet("$Q3", "Which?", ("Q3_1", "Q3_2"))],
+        ...                     "results.sav"))  # doctest: +NORMALIZE_WHITESPACE
+        * Encoding: UTF-8.
+        * Multiple-response sets of results.sav, written by surveykit.
+        * Open results.sav, run this syntax, then save the file to keep them.
+        MRSETS
+          /MDGROUP NAME=$Q3 LABEL='Which?' CATEGORYLABELS=VARLABELS
+            VARIABLES=Q3_1 Q3_2 VALUE=1
+          /DISPLAY NAME=[$Q3].
+        <BLANKLINE>
+    """
+    lines = [
+        "* Encoding: UTF-8.",
+        f"* Multiple-response sets of {' '.join(sav_name.split())}, written by surveykit.",
+        f"* Open {' '.join(sav_name.split())}, run this syntax, then save the file to keep them.",
+        "MRSETS",
+    ]
+    for mrset in sets:
+        lines.append(
+            f"  /MDGROUP NAME={mrset.name} LABEL={_spss_string(mrset.label)} "
+            "CATEGORYLABELS=VARLABELS"
+        )
+        lines.append(f"    VARIABLES={' '.join(mrset.variables)} VALUE=1")
+    names = " ".join(mrset.name for mrset in sets)
+    lines.append(f"  /DISPLAY NAME=[{names}].")
+    return "\n".join(lines) + "\n"
 
 
 def to_stata(
@@ -185,6 +271,7 @@ def _prepare(df: pd.DataFrame, codebook: Codebook, target: Target) -> _Prepared:
     out = _Prepared()
     taken: set[str] = set()
     reasons: dict[str, dict[Any, str]] = df.attrs.get("missing_reasons", {})
+    multi: list[tuple[str, pd.Series, Question]] = []
     for column in df.columns:
         key = str(column)
         name = _unique(valid_name(key, target), taken, target)
@@ -198,6 +285,8 @@ def _prepare(df: pd.DataFrame, codebook: Codebook, target: Target) -> _Prepared:
             _number(out, name, series, question, reasons.get(key, {}), target)
         else:
             out.frame[name] = _plain(series, question, reasons.get(key, {}))
+            if target == "spss" and question is not None and question.kind == "multi":
+                multi.append((name, series, question))
         text = question.text if question is not None and question.text else None
         if text:
             text = text[:STATA_LABEL_CHARS] if target == "stata" else _cut(text, SPSS_LABEL_BYTES)
@@ -205,7 +294,73 @@ def _prepare(df: pd.DataFrame, codebook: Codebook, target: Target) -> _Prepared:
         out.labels[name] = text.rstrip() or None if text else None
         if target == "spss":
             out.measure[name] = _measure(out.frame[name], question)
+            if (width := _integer_width(out.frame[name])) is not None:
+                out.formats[name] = f"F{width}.0"
+    # Every column has its name: the options' variables take names no column has.
+    flags = {name: _dichotomies(out, name, series, q, taken) for name, series, q in multi}
+    if flags:  # each multi question's options follow it, in the file's order
+        columns = {name: out.frame[name] for name in list(out.frame) if name not in
+                   {f for names in flags.values() for f in names}}
+        out.frame = {}
+        for name, values in columns.items():
+            out.frame[name] = values
+            for flag, flag_values in flags.get(name, {}).items():
+                out.frame[flag] = flag_values
     return out
+
+
+def _integer_width(values: Any) -> int | None:
+    """The ``Fw.0`` width for a numeric column of whole numbers (None: not one)."""
+    array = np.asarray(values)
+    if array.dtype.kind not in "fiu":
+        return None
+    finite = array[np.isfinite(array)] if array.dtype.kind == "f" else array
+    if not finite.size or not np.all(finite == np.round(finite)):
+        return None
+    digits = max(len(f"{int(finite.max()):d}"), len(f"{int(finite.min()):d}"))
+    return max(8, digits + 1)
+
+
+def _dichotomies(
+    out: _Prepared, name: str, series: pd.Series, question: Question, taken: set[str]
+) -> dict[str, Any]:
+    """One 0/1 variable per option of a multi question (``{name: values}``), and its set."""
+    options = list(question.value_labels().items())
+    if not options:
+        return {}
+    codes, uniques = pd.factorize(series.astype(object), use_na_sentinel=True)
+    known = {code: i for i, (code, _) in enumerate(options)}
+    table = np.zeros((len(uniques) + 1, len(options)), dtype=np.float64)
+    table[-1, :] = np.nan  # no answer: missing, not "not chosen"
+    for u, answer in enumerate(uniques):
+        text = str(answer)
+        if text in question.missing:
+            table[u, :] = np.nan
+            continue
+        for part in text.split(question.separator):
+            option = part.strip()
+            if not option:
+                continue
+            if option not in known:
+                row = series.index[int(np.flatnonzero(codes == u)[0])]
+                raise ExportError(
+                    f"{question.key}: row {row!r} holds the option {option!r}, which the "
+                    f"codebook does not list ({[c for c, _ in options]})"
+                )
+            table[u, known[option]] = 1.0
+    flags = table[codes]
+    columns: dict[str, Any] = {}
+    stem = question.text or question.key
+    for i, (_, option_label) in enumerate(options):
+        flag = _unique(valid_name(f"{name}_{i + 1}", "spss"), taken, "spss")
+        columns[flag] = flags[:, i]
+        out.labels[flag] = _cut(f"{stem}: {option_label}", SPSS_LABEL_BYTES).rstrip() or None
+        out.value_labels[flag] = dict(CHOSEN_LABELS)
+        out.measure[flag] = "nominal"
+        out.formats[flag] = SPSS_FLAG
+    label = _cut(stem, SPSS_LABEL_BYTES).rstrip()
+    out.sets.append(MultipleResponseSet("$" + name[: SPSS_NAME_BYTES - 1], label, tuple(columns)))
+    return columns
 
 
 def _measure(values: Any, question: Question | None) -> str:

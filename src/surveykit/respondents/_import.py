@@ -11,7 +11,7 @@ import pandas as pd
 
 from surveykit._util.dual import returns
 from surveykit.client import AsyncClient
-from surveykit.client._drive import CallFlow, drive_async, drive_sync
+from surveykit.client._flow import Flow, drive_async, drive_sync
 from surveykit.errors import (
     APIConnectionError,
     ImportStoppedError,
@@ -95,7 +95,7 @@ class _Import:
 
             self.bar = tqdm(total=len(plan.records), desc="import", unit="row")
 
-    def flow(self) -> CallFlow[None]:
+    def flow(self) -> Flow[None]:
         records = self.plan.records
         for start in range(0, len(records), self.chunk_size):
             chunk = records[start : start + self.chunk_size]

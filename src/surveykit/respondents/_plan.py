@@ -353,16 +353,101 @@ def build_import_list(
             "no column maps to mobileNumber or emailAddress, so no row has a contact; "
             f"columns are {list(df.columns)!r}; pass mapping={{'<column>': 'mobileNumber'}}"
         )
+    rows = _read_rows(
+        df,
+        full,
+        by_target,
+        region=region,
+        strict=strict,
+        email_policy=email_policy,
+        dayfirst=dayfirst,
+        dedupe=dedupe,
+    )
+    plan = _assemble(df, full, inferred, rows)
+    if plan.summary.warnings:
+        warnings.warn(
+            f"{plan.summary.warnings} email addresses look invalid and will be sent as given "
+            "(see plan.warnings)",
+            UserWarning,
+            stacklevel=2,
+        )
+    return plan
 
+
+@dataclass
+class _Contacts:
+    """The contact columns read and checked: the number, the address, the date of birth."""
+
+    phones: _Phones | None
+    emails: pa.Array | pa.ChunkedArray | None
+    dob: pa.Array | None
+    email_column: Hashable | None
+    has_contact: npt.NDArray[np.bool_]
+    """Per row: a kept mobile number or email address (under "warn" a flagged one counts)."""
+    flagged: npt.NDArray[np.bool_]
+    """Per row: an address that breaks the rule, sent as given (``email_policy="warn"``)."""
+
+
+@dataclass
+class _Rows:
+    """Every row read: the columns to send, and why each left-out row is left out."""
+
+    columns: list[Column]
+    rejections: _Rejections
+    duplicate_of: ObjArray
+    contacts: _Contacts
+
+
+def _read_rows(
+    df: pd.DataFrame,
+    full: Mapping[Hashable, str | None],
+    by_target: Mapping[str, Hashable],
+    *,
+    region: str | None,
+    strict: bool,
+    email_policy: Literal["reject", "warn"],
+    dayfirst: bool | None,
+    dedupe: bool,
+) -> _Rows:
+    """Read and check every mapped column; the first failing check is a row's reason.
+
+    The order is fixed (number, address, date of birth, other values, contact, duplicate),
+    so the reason a row shows does not depend on the order of the columns.
+    """
+    rej = _Rejections(len(df))
+    contacts = _read_contacts(
+        df,
+        by_target,
+        rej,
+        region=region,
+        strict=strict,
+        email_policy=email_policy,
+        dayfirst=dayfirst,
+    )
+    columns = _columns(df, full, contacts, rej)
+    rej.add(~contacts.has_contact, None, NO_CONTACT)
+    duplicate_of: ObjArray = np.full(len(df), None, dtype=object)
+    if dedupe and contacts.phones is not None:
+        duplicate_of = _duplicates(df, contacts.phones, rej, by_target["mobileNumber"])
+    return _Rows(columns, rej, duplicate_of, contacts)
+
+
+def _read_contacts(
+    df: pd.DataFrame,
+    by_target: Mapping[str, Hashable],
+    rej: _Rejections,
+    *,
+    region: str | None,
+    strict: bool,
+    email_policy: Literal["reject", "warn"],
+    dayfirst: bool | None,
+) -> _Contacts:
+    """Check the number, then the address, then the date of birth (the fixed order)."""
     n = len(df)
-    rej = _Rejections(n)
     flagged = np.zeros(n, dtype=bool)
-    columns: list[Column] = []
     has_contact = np.zeros(n, dtype=bool)
     phones: _Phones | None = None
     phone_col = by_target.get("mobileNumber")
-
-    # Fixed check order, so the reason a row shows does not depend on column order.
     if phone_col is not None:
         phones = _normalize_column(df[phone_col], region, strict=strict)
         rej.add(is_given(phones.reason), phone_col, phones.reason)
@@ -384,19 +469,26 @@ def build_import_list(
     if dob_col is not None:
         dob, dob_reasons = clean_dates(df[dob_col], dayfirst)
         rej.add(is_given(dob_reasons), dob_col, dob_reasons)
+    return _Contacts(phones, emails, dob, email_col, has_contact, flagged)
 
+
+def _columns(
+    df: pd.DataFrame, full: Mapping[Hashable, str | None], contacts: _Contacts, rej: _Rejections
+) -> list[Column]:
+    """The columns to send, in DataFrame order; other values' failures are rejections."""
+    columns: list[Column] = []
     for col, target in full.items():
         if target is None:
             continue
         if target == "mobileNumber":
-            assert phones is not None
-            columns.append(Column(target, phones.digits))
+            assert contacts.phones is not None
+            columns.append(Column(target, contacts.phones.digits))
         elif target == "emailAddress":
-            assert emails is not None
-            columns.append(Column(target, emails))
+            assert contacts.emails is not None
+            columns.append(Column(target, contacts.emails))
         elif target == "dateOfBirth":
-            assert dob is not None
-            columns.append(Column(target, dob))
+            assert contacts.dob is not None
+            columns.append(Column(target, contacts.dob))
         elif target in _TEXT_FIELDS:
             columns.append(Column(target, clean_text(df[col])))
         else:
@@ -404,39 +496,55 @@ def build_import_list(
             if reasons is not None:
                 rej.add(is_given(reasons), col, reasons)
             columns.append(column)
+    return columns
 
-    rej.add(~has_contact, None, NO_CONTACT)
 
+def _duplicates(
+    df: pd.DataFrame, phones: _Phones, rej: _Rejections, phone_col: Hashable
+) -> ObjArray:
+    """Reject each open row whose number an earlier open row has; the label of that row."""
+    n = len(df)
     duplicate_of: ObjArray = np.full(n, None, dtype=object)
-    if dedupe and phones is not None:
-        cand = np.flatnonzero(rej.open() & (phones.number_id >= 0))
-        ids = phones.number_id[cand]
-        _, first = np.unique(ids, return_index=True)
-        # the first open row with the same number, for every open row with a number
-        first_of_id = np.full(phones.distinct_numbers, -1, dtype=np.intp)
-        first_of_id[ids[first]] = cand[first]
-        first_pos = first_of_id[ids]
-        is_dup = first_pos != cand
-        mask = np.zeros(n, dtype=bool)
-        mask[cand[is_dup]] = True
-        rej.add(mask, phone_col, DUPLICATE)
-        duplicate_of[cand[is_dup]] = df.index[first_pos[is_dup]].to_numpy(dtype=object)
+    cand = np.flatnonzero(rej.open() & (phones.number_id >= 0))
+    ids = phones.number_id[cand]
+    _, first = np.unique(ids, return_index=True)
+    # the first open row with the same number, for every open row with a number
+    first_of_id = np.full(phones.distinct_numbers, -1, dtype=np.intp)
+    first_of_id[ids[first]] = cand[first]
+    first_pos = first_of_id[ids]
+    is_dup = first_pos != cand
+    mask = np.zeros(n, dtype=bool)
+    mask[cand[is_dup]] = True
+    rej.add(mask, phone_col, DUPLICATE)
+    duplicate_of[cand[is_dup]] = df.index[first_pos[is_dup]].to_numpy(dtype=object)
+    return duplicate_of
 
+
+def _assemble(
+    df: pd.DataFrame,
+    full: dict[Hashable, str | None],
+    inferred: tuple[Hashable, ...],
+    rows: _Rows,
+) -> ImportPlan:
+    """The plan: records of the rows left open, the rejected and flagged rows, the counts."""
+    rej, contacts = rows.rejections, rows.contacts
+    n = len(df)
     ok = rej.open()
     positions = np.flatnonzero(ok)
     rej_pos = np.flatnonzero(~ok)
-    records = RecordSequence([c.take(positions) for c in columns], len(positions))
+    records = RecordSequence([c.take(positions) for c in rows.columns], len(positions))
 
     rejected = pd.DataFrame(
         {
             "column": pd.Series(rej.column_at(rej_pos), dtype=object),
             "value": pd.Series(rej.values_at(df, rej_pos), dtype=object),
             "reason": pd.Series(rej.reason[rej_pos], dtype="str"),
-            "duplicate_of": label_series(duplicate_of[rej_pos], df.index),
+            "duplicate_of": label_series(rows.duplicate_of[rej_pos], df.index),
         }
     ).set_axis(df.index[rej_pos])
 
-    warn_pos = np.flatnonzero(flagged & ok)
+    email_col = contacts.email_column
+    warn_pos = np.flatnonzero(contacts.flagged & ok)
     warned = pd.DataFrame(
         {
             "column": pd.Series([email_col] * len(warn_pos), dtype=object),
@@ -449,15 +557,9 @@ def build_import_list(
             "reason": pd.Series([EMAIL_REASON] * len(warn_pos), dtype="str"),
         }
     ).set_axis(df.index[warn_pos])
-    if len(warn_pos):
-        warnings.warn(
-            f"{len(warn_pos)} email addresses look invalid and will be sent as given "
-            "(see plan.warnings)",
-            UserWarning,
-            stacklevel=2,
-        )
 
     counts = Counter(rej.reason[rej_pos].tolist())
+    phones = contacts.phones
     check: ObjArray = phones.check if phones is not None else np.full(n, None, dtype=object)
     summary = ImportSummary(
         rows=n,

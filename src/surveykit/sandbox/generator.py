@@ -304,7 +304,36 @@ def _block(
     design: bool = False,
     rows: int = 0,
 ) -> pd.DataFrame:
+    # The draws happen in a fixed order (contacts, progress, survey, answers), so a seed
+    # gives the same respondents whatever else changes.
     rng = np.random.default_rng([seed, block])
+    data, offsets = _contacts(rng, start, n, nasty)
+    done = _progress(rng, data, offsets, questions)
+    data["surveyReference"] = _pick(rng, ("CSAT-2026-01", "NPS-Q1", "ONBOARD-7"), n)
+    data["sortOrder"] = done.astype(str).astype(object)
+    keys = ("respondentId", "surveyReference", "title", "firstName", "lastName",
+            "mobileNumber", "emailAddress", "channel", "invited", "started", "completed",
+            "sortOrder")  # fmt: skip
+    data = {k: data[k] for k in keys}
+    for q in range(1, questions + 1):
+        answers = _answers(rng, q, n, nasty, wave, data["channel"])
+        answers[done < q] = None  # not reached
+        data[f"Q{q}"] = answers
+    if design:
+        extra = _design(seed, block, start, rows, data["channel"], _likeness(data, questions))
+        names = list(data)
+        at = names.index("sortOrder") + 1
+        data = {k: data[k] for k in names[:at]} | extra | {k: data[k] for k in names[at:]}
+    return pd.DataFrame(
+        {k: pd.array(v, dtype=_STRING) for k, v in data.items()},
+        index=pd.RangeIndex(start, start + n),
+    )
+
+
+def _contacts(
+    rng: np.random.Generator, start: int, n: int, nasty: bool
+) -> tuple[dict[str, np.ndarray[Any, Any]], np.ndarray[Any, Any]]:
+    """Ids, names, numbers, addresses and channels; and each number's UTC offset."""
     country = rng.integers(0, len(_COUNTRIES), n)
     codes = np.array([c[0] + c[1] for c in _COUNTRIES], dtype=object)[country]
     digits = np.array([c[2] for c in _COUNTRIES])[country]
@@ -318,73 +347,76 @@ def _block(
     if nasty:  # national format with a leading zero: must stay text
         local = rng.random(n) < 0.02
         mobile[local] = "07" + number[local]
-    ids = np.array([f"R{i:09d}" for i in range(start, start + n)], dtype=object)
     first = _pick(rng, _FIRST + (_NASTY_NAMES if nasty else ()), n)
     last = _pick(rng, _LAST, n)
     title = _pick(rng, _TITLES, n)
     _blank(rng, title, 0.1)
     email = np.array([f"user{i}@example.com" for i in range(start, start + n)], dtype=object)
     _blank(rng, email, 0.05)
-    channel = _pick(rng, _CHANNELS, n)
-    invited_s = _EPOCH + rng.integers(0, 86_400 * 60, n)
-    started_s = invited_s + rng.integers(30, 86_400 * 3, n)
-    completed_s = started_s + rng.integers(20, 3_600, n)
-    z = rng.random(n) < 0.05
-    invited = _timestamps(invited_s, offsets, z)
-    started = _timestamps(started_s, offsets, z)
-    completed = _timestamps(completed_s, offsets, z)
-    done = rng.integers(0, questions + 1, n)
-    not_started = done == 0
-    started[not_started] = None
-    completed[done < questions] = None
-    data: dict[str, np.ndarray[Any, Any]] = {
-        "respondentId": ids,
-        "surveyReference": _pick(rng, ("CSAT-2026-01", "NPS-Q1", "ONBOARD-7"), n),
+    data = {
+        "respondentId": np.array([f"R{i:09d}" for i in range(start, start + n)], dtype=object),
         "title": title,
         "firstName": first,
         "lastName": last,
         "mobileNumber": mobile,
         "emailAddress": email,
-        "channel": channel,
-        "invited": invited,
-        "started": started,
-        "completed": completed,
-        "sortOrder": done.astype(str).astype(object),
+        "channel": _pick(rng, _CHANNELS, n),
     }
+    return data, offsets
+
+
+def _progress(
+    rng: np.random.Generator,
+    data: dict[str, np.ndarray[Any, Any]],
+    offsets: np.ndarray[Any, Any],
+    questions: int,
+) -> np.ndarray[Any, Any]:
+    """Invited, started and completed times into ``data``; the questions each answered."""
+    n = len(offsets)
+    invited_s = _EPOCH + rng.integers(0, 86_400 * 60, n)
+    started_s = invited_s + rng.integers(30, 86_400 * 3, n)
+    completed_s = started_s + rng.integers(20, 3_600, n)
+    z = rng.random(n) < 0.05
+    data["invited"] = _timestamps(invited_s, offsets, z)
+    started = _timestamps(started_s, offsets, z)
+    completed = _timestamps(completed_s, offsets, z)
+    done = rng.integers(0, questions + 1, n)
+    started[done == 0] = None
+    completed[done < questions] = None
+    data["started"], data["completed"] = started, completed
+    return done
+
+
+def _answers(
+    rng: np.random.Generator,
+    q: int,
+    n: int,
+    nasty: bool,
+    wave: int,
+    channel: np.ndarray[Any, Any],
+) -> np.ndarray[Any, Any]:
+    """Question ``q``'s answers: a 0-10 rating, a choice, a multiple choice or free text."""
+    kind = (q - 1) % 4
+    if kind == 0:
+        answers = rng.integers(0, 11, n).astype(str).astype(object)
+        if wave:  # drawn after the legacy draw, so wave 0 keeps its exact values
+            answers = _wave_ratings(rng, channel, wave)
+        _blank(rng, answers, 0.03)  # skipped ratings
+        return answers
+    if kind == 1:
+        answers = _pick(rng, _CHOICES + (_NA_ANSWERS if nasty else ()), n)
+        return _wave_choices(rng, channel, wave) if wave else answers
+    if kind == 2:
+        mask = rng.random((n, len(_MULTI))) < 0.35
+        return np.array(
+            [";".join(o for o, m in zip(_MULTI, row, strict=True) if m) for row in mask],
+            dtype=object,
+        )
     text_pool = _TEXT + (_NASTY_TEXT if nasty else ())
-    for q in range(1, questions + 1):
-        kind = (q - 1) % 4
-        if kind == 0:
-            answers = rng.integers(0, 11, n).astype(str).astype(object)
-            if wave:  # drawn after the legacy draw, so wave 0 keeps its exact values
-                answers = _wave_ratings(rng, channel, wave)
-        elif kind == 1:
-            answers = _pick(rng, _CHOICES + (_NA_ANSWERS if nasty else ()), n)
-            if wave:
-                answers = _wave_choices(rng, channel, wave)
-        elif kind == 2:
-            mask = rng.random((n, len(_MULTI))) < 0.35
-            answers = np.array(
-                [";".join(o for o, m in zip(_MULTI, row, strict=True) if m) for row in mask],
-                dtype=object,
-            )
-        else:
-            answers = _pick(rng, text_pool, n) + " " + _pick(rng, _TEXT, n)
-            plain = rng.random(n) < 0.2
-            answers[plain] = _pick(rng, text_pool, int(plain.sum()))
-        if kind == 0:
-            _blank(rng, answers, 0.03)  # skipped ratings
-        answers[done < q] = None  # not reached
-        data[f"Q{q}"] = answers
-    if design:
-        extra = _design(seed, block, start, rows, channel, _likeness(data, questions))
-        keys = list(data)
-        at = keys.index("sortOrder") + 1
-        data = {k: data[k] for k in keys[:at]} | extra | {k: data[k] for k in keys[at:]}
-    return pd.DataFrame(
-        {k: pd.array(v, dtype=_STRING) for k, v in data.items()},
-        index=pd.RangeIndex(start, start + n),
-    )
+    text: np.ndarray[Any, Any] = _pick(rng, text_pool, n) + " " + _pick(rng, _TEXT, n)
+    plain = rng.random(n) < 0.2
+    text[plain] = _pick(rng, text_pool, int(plain.sum()))
+    return text
 
 
 def generate_results(
