@@ -27,6 +27,7 @@ from surveykit.results._types import (
     _large,
     _pandas,
     _parser,
+    blank_to_null,
     normalize_type_name,
 )
 
@@ -59,6 +60,7 @@ def _one_column(
     elif plan is None:
         plan = ColumnPlan(name, given or "string", forced=True)
     if typed is None and plan.type in _PARSERS:
+        arr = blank_to_null(arr)  # an empty value is missing in a typed column
         typed = (
             _parser(plan)(arr) if arr.null_count < len(arr) else _typed_nulls(plan.type, len(arr))
         )

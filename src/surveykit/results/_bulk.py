@@ -63,14 +63,17 @@ def _decide(name: str, values: list[str | None]) -> str:
     valid = [v for v in values if v is not None]
     if not valid:
         return "string"
-    if all(v in _BOOL_TEXT for v in valid):
-        return "boolean"
-    if all(map(_is_int, valid)):
-        return "Int64"
-    if all(map(_is_float, valid)) and any(v not in ("inf", "-inf") for v in valid):
-        return "float64"
-    if all(map(_maybe_datetime, valid)):
-        return "datetime?"
+    # Empty strings are missing in a typed column (and text in a text column).
+    filled = [v for v in valid if v != ""] if "" in valid else valid
+    if filled:
+        if all(v in _BOOL_TEXT for v in filled):
+            return "boolean"
+        if all(map(_is_int, filled)):
+            return "Int64"
+        if all(map(_is_float, filled)) and any(v not in ("inf", "-inf") for v in filled):
+            return "float64"
+        if all(map(_maybe_datetime, filled)):
+            return "datetime?"
     return _category_or_string(name, valid)
 
 
@@ -109,7 +112,7 @@ def _datetimes(flat: pa.Array, cols: list[int], n: int) -> list[int]:
     if not cols:
         return []
     try:
-        pc.cast(_take(flat, cols, n), t._UTC)
+        pc.cast(t.blank_to_null(_take(flat, cols, n)), t._UTC)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         if len(cols) == 1:
             return []
@@ -124,6 +127,7 @@ def _slices(whole: Any, count: int, n: int) -> list[Any]:
 
 def _typed(kind: str, texts: pa.Array, count: int, n: int) -> list[Any]:
     """Pandas arrays of ``count`` columns of ``n`` rows whose texts follow each other."""
+    texts = t.blank_to_null(texts)
     if kind == "Int64":
         ints = pc.cast(texts, pa.int64())
         values = pc.fill_null(ints, 0).to_numpy(zero_copy_only=False).copy()

@@ -7,10 +7,11 @@ import sys
 import warnings
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 import pyarrow as pa
 
+from surveykit.errors import ResultsParseError
 from surveykit.results._types import TypeName
 
 
@@ -26,6 +27,55 @@ class RawChunk:
     columns: Sequence[pa.Array | pa.ChunkedArray]
     nrows: int
     predicted: dict[int, TypeName] = field(default_factory=dict)
+
+
+#: The shape budget (``docs/reliability.md``): at most this many columns,
+MAX_COLUMNS: Final = 100_000
+#: and at most this many cells (rows x columns) for every byte of the payload,
+CELLS_PER_BYTE: Final = 8
+#: or this many cells, whichever is more (a small payload may be sparse).
+MIN_CELLS: Final = 4_000_000
+
+
+def cell_budget(payload_bytes: int) -> int:
+    """The most cells (rows x columns) a payload of this many bytes may be read into."""
+    return max(MIN_CELLS, CELLS_PER_BYTE * payload_bytes)
+
+
+def check_shape(
+    rows: int, columns: int, payload_bytes: int, *, format: str, record: int | None = None
+) -> None:
+    """Refuse a table shape beyond the budget, before building it.
+
+    A delimited payload holds at least one byte per cell, and JSON and XML about five,
+    so the budget only refuses payloads whose records name many fields each other
+    record lacks: a small document can name a table of billions of missing cells
+    (25,000 records with one new field each are 25,000 x 25,000). ``rows`` and
+    ``columns`` may be what was seen so far; the check is repeated as they grow.
+    """
+    if columns > MAX_COLUMNS:
+        raise ResultsParseError(
+            f"the results have more than {MAX_COLUMNS:,} columns ({columns:,} found): "
+            "beyond the shape budget, so not read. Results this wide are "
+            "not a survey's; ask the platform for the questions you need, or split the "
+            "payload",
+            format=format,
+            record=record,
+        )
+    budget = cell_budget(payload_bytes)
+    if rows * columns > budget:
+        raise ResultsParseError(
+            f"the results have at least {rows:,} rows x {columns:,} columns "
+            f"({rows * columns:,} cells, nearly all missing) from {payload_bytes:,} "
+            "bytes: beyond the shape "
+            f"budget of {budget:,} cells ({CELLS_PER_BYTE} per payload byte, at least "
+            f"{MIN_CELLS:,}), so not read. Records that each name fields the others lack "
+            "are not a results table; ask the platform for the questions you need, or "
+            "read the records yourself (for example into a long table of respondent, "
+            "field, value)",
+            format=format,
+            record=record,
+        )
 
 
 _PACKAGE = os.path.dirname(os.path.dirname(__file__))

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import operator
+import re
 from collections.abc import Iterator, Sequence
 from typing import Any, Final
 
@@ -27,12 +28,33 @@ import pyarrow as pa
 import pyarrow.json as pajson
 
 from surveykit.errors import ResultsParseError
-from surveykit.results._common import RawChunk
+from surveykit.results._common import RawChunk, check_shape
 from surveykit.results._json_keys import count_keys, key_count, pairs, repeated
 from surveykit.results._source import Payload, first_bytes
 
 _BATCH: Final = 65_536
 _BLOCK: Final = 4 << 20
+# Twenty digits in a row: maybe an integer beyond 64 bits, which orjson reads as a float.
+_LONG_DIGITS: Final = re.compile(rb"[0-9]{20}")
+
+
+def _exact_int(text: str) -> str:
+    return "0" if text == "-0" else text  # JSON integers are canonical but for -0
+
+
+def _loads(data: bytes | memoryview | bytearray) -> Any:
+    """``orjson.loads``, with integers beyond 64 bits kept exact (as their text).
+
+    orjson reads an integer outside the 64-bit range as the nearest float, so two ids
+    such as 18446744073709551617 and 18446744073709551616 would read the same. A
+    document that may hold one (twenty digits in a row) is read again with the
+    standard library's parser, which keeps every integer's text.
+    """
+    doc = orjson.loads(data)
+    if _LONG_DIGITS.search(data) is None:
+        return doc
+    del doc
+    return json.loads(bytes(data), parse_int=_exact_int)
 
 
 class _Nested(Exception):
@@ -75,9 +97,29 @@ class _Builder:
         self.chunks: list[list[pa.Array]] = [[] for _ in self.names]
         self.rows = 0
         self.record = 0
+        # For the shape budget: the payload's bytes read so far, and the rows the frame
+        # will have at least (all of them when the whole document is parsed).
+        self.payload_bytes = 0
+        self.expected = 0
 
-    def add(self, rows: list[Any]) -> None:
-        """Turn rows (dicts) into column chunks, releasing the dicts as it goes."""
+    def check(self, columns: int, record: int) -> None:
+        """Refuse a shape beyond the budget before building its columns."""
+        check_shape(
+            max(self.expected, self.rows),
+            columns,
+            self.payload_bytes,
+            format="JSON",
+            record=record,
+        )
+
+    def add(self, rows: list[Any], payload_bytes: int) -> None:
+        """Turn rows (dicts) into column chunks, releasing the dicts as it goes.
+
+        ``payload_bytes``: the bytes of the payload these rows (and those before) came
+        from, for the shape budget.
+        """
+        self.payload_bytes = payload_bytes
+        self.expected = self.rows + len(rows)
         for start in range(0, len(rows), _BATCH):
             part = rows[start : start + _BATCH]
             rows[start : start + _BATCH] = [None] * len(part)
@@ -118,6 +160,7 @@ class _Builder:
 
     def _arrays(self, part: list[Any], first: int) -> list[pa.Array]:
         if not self.names and part:
+            self.check(len(part[0]), first)
             self.names = list(part[0])
             self.chunks = [[] for _ in self.names]
         names = self.names
@@ -137,6 +180,7 @@ class _Builder:
 
     def _slow(self, part: list[Any], first: int) -> list[Sequence[Any]]:
         known = set(self.names)
+        new: list[str] = []
         for i, r in enumerate(part):
             for key in r:
                 if key not in known:
@@ -148,10 +192,14 @@ class _Builder:
                             record=first + i,
                         )
                     known.add(key)
-                    self.names.append(key)
-                    self.chunks.append(
-                        [pa.nulls(self.rows, pa.large_string())] if self.rows else []
-                    )
+                    new.append(key)
+            if new and i % 1024 == 0:  # refused early, not after a pass over every record
+                self.check(len(self.names) + len(new), first + i)
+        if new:
+            self.check(len(self.names) + len(new), first)
+            for key in new:
+                self.names.append(key)
+                self.chunks.append([pa.nulls(self.rows, pa.large_string())] if self.rows else [])
         return [[r.get(k) for r in part] for k in self.names]
 
     def take(self) -> RawChunk:
@@ -217,8 +265,10 @@ def _top(doc: Any) -> tuple[list[Any], int]:
 def _parse(data: bytes | memoryview | bytearray, base: int, record: int) -> Any:
     """The document, or the records of newline-delimited JSON as one array."""
     try:
-        return orjson.loads(data)
+        return _loads(data)
     except orjson.JSONDecodeError as exc:
+        if "not enough memory" in exc.msg.lower():  # the machine's fault, not the payload's
+            raise MemoryError(f"orjson: {exc.msg} ({len(data):,} bytes of JSON)") from exc
         ndjson = _ndjson(data, base, record)
         if ndjson is None:
             raise _error(data, exc, base, record) from exc
@@ -238,7 +288,7 @@ def _ndjson(data: bytes | memoryview | bytearray, base: int, record: int) -> lis
         return None
     kept = [line for line in lines if line.strip()]
     try:
-        return list(orjson.loads(b"[" + b",".join(kept) + b"]"))
+        return list(_loads(b"[" + b",".join(kept) + b"]"))
     except orjson.JSONDecodeError:
         pass
     start, n = 0, 0
@@ -351,8 +401,9 @@ def _iter_json(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
             return
         builder = _Builder(None, fixed=False)
         records = _records(payload.whole(), 0, 0)
+        size = len(payload.whole())
         payload.data = None  # the parsed document replaces the bytes
-        builder.add(records)
+        builder.add(records, size)
         del records
         yield builder.take()
         return
@@ -472,11 +523,11 @@ def _block(
     if not body:
         return state, True
     try:
-        rows = orjson.loads(b"[" + body + b"]")
+        rows = _loads(b"[" + body + b"]")
     except orjson.JSONDecodeError:
         return state, False
     _check_duplicates(b"[" + body + b"]", rows, rows, 0, builder.record)
-    builder.add(rows)
+    builder.add(rows, base + len(block))
     return state, True
 
 
@@ -489,6 +540,7 @@ def _fallback(
         buffer += chunk
     offset = base - (1 if state == "body" else 0)
     records = _records(buffer, offset, builder.record)
+    size = offset + len(buffer)
     del buffer
-    builder.add(records)
+    builder.add(records, size)
     yield builder.take()

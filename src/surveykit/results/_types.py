@@ -68,6 +68,7 @@ _ALWAYS_TEXT: Final = frozenset(
         "lastName",
         "mobileNumber",
         "emailAddress",
+        "household",  # the design's PSU: an id, never a number that could round
     )
 )
 _ALWAYS_CATEGORY: Final = frozenset({"channel"})
@@ -265,6 +266,29 @@ def _parser(plan: ColumnPlan) -> Callable[[Column], Any]:
     return _PARSERS[plan.type]
 
 
+def blank_to_null(arr: Column) -> Any:
+    """The column with its empty strings missing.
+
+    In a typed column an empty value is missing, whatever the format (an XML service
+    may write ``<Q1/>`` for no answer).
+    """
+    empty = pc.equal(arr, "")
+    if not pc.any(empty).as_py():
+        return arr
+    return pc.if_else(empty, pa.scalar(None, arr.type), arr)
+
+
+def _blanks_may_hide_a_type(arr: Column, head: list[str]) -> bool:
+    """Whether a column that failed every type might pass one with its blanks missing.
+
+    Cheap: a first value that fits no type's rules the column out.
+    """
+    if len(arr) <= _HEAD:
+        return "" in head  # head is the whole column
+    first = head[0] if head else ""
+    return first == "" or any(quick(first) for quick in _QUICK.values())
+
+
 def _try(kind: str, arr: Column, head: list[str]) -> Any:
     """The typed column, or None when a value does not fit (a sample is tried first).
 
@@ -336,6 +360,15 @@ def _infer(name: str, arr: Column) -> tuple[TypeName, Any]:
         typed = _try(kind, arr, head)
         if typed is not None:
             return kind, typed
+    if _blanks_may_hide_a_type(arr, head):
+        # Empty strings are missing in a typed column: type the other values.
+        blank = blank_to_null(arr)
+        if blank is not arr:
+            head = _head_values(blank)
+            for kind in ("boolean", "Int64", "float64", "datetime"):
+                typed = _try(kind, blank, head)
+                if typed is not None:
+                    return kind, typed
     if not is_respondent_column(name):
         encoded = _few_distinct(arr, head)
         if encoded is not None:

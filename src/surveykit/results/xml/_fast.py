@@ -26,7 +26,7 @@ from typing import Final
 
 import pyarrow as pa
 
-from surveykit.results._common import RawChunk
+from surveykit.results._common import RawChunk, check_shape
 from surveykit.results.xml._slice import (
     Shared,
     SliceColumns,
@@ -59,7 +59,7 @@ def fast_chunks(data: bytes | memoryview, *, streaming: bool) -> Iterator[RawChu
     start, end, prefixes, declared, record = _frame(view)
     shared = Shared(view, prefixes, record.decode("utf-8", "replace"))
     del view
-    columns = _Columns(declared)
+    columns = _Columns(declared, len(data))
     for part in _read_all(shared, list(_slices(shared.data, start, end, record))):
         columns.add(part)
         if streaming and columns.rows:
@@ -174,7 +174,8 @@ def _find(data: bytes | memoryview, needle: bytes, start: int, end: int) -> int:
 class _Columns:
     """The slices' columns joined up: a name keeps its column, new ones come last."""
 
-    def __init__(self, declared: list[str]) -> None:
+    def __init__(self, declared: list[str], payload_bytes: int) -> None:
+        self.payload_bytes = payload_bytes  # for the shape budget
         self.names: list[str] = list(declared)
         self.column: dict[str, int] = {n: i for i, n in enumerate(declared)}
         self.chunks: list[list[pa.Array]] = [[] for _ in declared]
@@ -185,6 +186,14 @@ class _Columns:
         """Append a slice's rows (null in the columns it lacks)."""
         if not part.nrows:
             return
+        new = sum(1 for name in part.names if name not in self.column)
+        check_shape(
+            self.done + self.rows + part.nrows,
+            len(self.names) + new,
+            self.payload_bytes,
+            format="XML",
+            record=self.done + self.rows,
+        )
         seen = set()
         for name, values in zip(part.names, part.columns, strict=True):
             j = self.column.get(name)

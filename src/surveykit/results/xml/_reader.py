@@ -39,7 +39,7 @@ import pyarrow.compute as pc
 from lxml import etree
 
 from surveykit.errors import ResultsParseError
-from surveykit.results._common import RawChunk
+from surveykit.results._common import RawChunk, check_shape
 from surveykit.results._source import Payload, first_bytes
 from surveykit.results.xml._fast import _Unsupported, fast_chunks
 from surveykit.results.xml._names import decode_name, encode_name
@@ -144,6 +144,12 @@ class _Columns:
         self.nil: list[int] = []
         self.chunks: list[list[pa.Array]] = [[] for _ in self.names]
         self.done = 0  # rows already in chunks
+        self.payload_bytes = 0  # read so far, for the shape budget
+
+    def check(self, columns: int) -> None:
+        """Refuse a shape beyond the budget (the rows and columns seen so far)."""
+        rows = self.done + len(self.pids)
+        check_shape(rows, columns, self.payload_bytes, format="XML", record=rows)
 
     def learn(self, tags: tuple[Any, ...]) -> int | str:
         """The pattern number of a row's sequence of element names, or what is wrong."""
@@ -160,6 +166,7 @@ class _Columns:
                 j = self.by_name.get(name)
                 if j is None:
                     j = len(self.names)
+                    self.check(j + 1)
                     self.names.append(name)
                     self.by_name[name] = j
                     self.chunks.append(
@@ -182,6 +189,7 @@ class _Columns:
         nrows = len(self.pids)
         if not nrows:
             return 0
+        self.check(len(self.names))
         values = pc.fill_null(pa.array(self.flat, type=pa.large_string()), "")
         if self.nil:
             nil = np.zeros(len(values), dtype=bool)
@@ -297,9 +305,11 @@ def _iter_lxml(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
                 if len(set(declared)) != len(declared):
                     raise error(f"duplicate column names in <Columns>: {declared!r}")
                 cols = _Columns(declared, _namespace(record_tag))
+                cols.payload_bytes = fed
             else:
                 if cols is None:
                     cols = _Columns(None)
+                    cols.payload_bytes = fed
                 row(elem, cols, nil_possible, special, attributes)
                 record += 1
             done.append(elem)
@@ -391,6 +401,8 @@ def _iter_lxml(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
             tail = (tail + chunk[-9:])[-9:]
             parser.feed(chunk)
             fed += len(chunk)
+            if cols is not None:
+                cols.payload_bytes = fed
             process(parser.read_events())
             if streaming and cols is not None and cols.pending():
                 cols.flush()

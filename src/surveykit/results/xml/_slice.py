@@ -17,6 +17,7 @@ import numpy.typing as npt
 import pandas as pd
 import pyarrow as pa
 
+from surveykit.results._common import cell_budget, check_shape
 from surveykit.results.xml._names import _NCNAME, decode_name
 
 Ints = npt.NDArray[np.int64]
@@ -230,6 +231,13 @@ class _Slice:
                 _check(not np.any((pair >= 0) & (within < closes[np.maximum(pair, 0)])))
         plain = np.flatnonzero(~has_attr)
         codes, texts = self._distinct(lt[plain] + 1, gt[plain])
+        record_text = shared.record.encode("utf-8")
+        if len(texts) > 1024 and record_text in texts:
+            # Many distinct tags in many records may name a table beyond the shape
+            # budget: the lxml reader, which refuses it early and cheaply, decides
+            # (a column gives two tags, <Q1> and </Q1>, or a few with odd spacing).
+            rows = int(np.count_nonzero(codes == texts.index(record_text)))
+            _check(rows * (len(texts) // 4) <= cell_budget(len(shared.data)))
         parsed = [shared.tag(t) for t in texts]
         kinds[plain] = np.array([k for k, _ in parsed], dtype=np.int8)[codes]
         element_of = [name_ids.setdefault(n, len(name_ids)) for _, n in parsed]
@@ -326,6 +334,7 @@ class _Slice:
         item_col = column_of[item_name]
         item_rec = record_of[item_tag]
         slot = item_col * nrec + item_rec
+        check_shape(nrec, len(index), len(shared.data), format="XML")
         decoded = self._references(item_start, item_end)
         if decoded is None:
             decoded = (shared.buffer, item_start + cut, item_end + cut)
