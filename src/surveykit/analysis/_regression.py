@@ -38,6 +38,7 @@ from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._influence import Basis, FloatArray, Influence
 from surveykit.analysis._inputs import Weights
+from surveykit.analysis._replicates import ReplicateDesign, analysis_weight_chunks
 from surveykit.errors import AnalysisInputError
 
 Family = Literal["gaussian", "binomial"]
@@ -138,10 +139,18 @@ def regress(
     fitted_w = np.where(fitted_rows, w, 0.0)
     r = _check_rank(matrix, fitted_w, names, formula)
     fit = _fit(matrix, np.where(fitted_rows, response, 0.0), fitted_w, r, family)
-    influence = Influence(len(names))
-    influence.add(fit.row, Basis.dense(matrix), fit.bread)
-    vcov = design.vcov(influence)
-    degf = design.subset(complete).degrees_of_freedom
+    dropped_replicates = 0
+    if isinstance(design, ReplicateDesign):
+        # R's svyglm.svyrep.design: degf() of the design as given, before na.omit
+        vcov, dropped_replicates = _replicate_vcov(
+            design, matrix, response, fitted_rows, fit.coef, family
+        )
+        degf = design.degrees_of_freedom
+    else:
+        influence = Influence(len(names))
+        influence.add(fit.row, Basis.dense(matrix), fit.bread)
+        vcov = design.vcov(influence)
+        degf = design.subset(complete).degrees_of_freedom
     df_residual = degf + 1 - len(names)
     result = _table(names, fit.coef, np.sqrt(np.clip(np.diag(vcov), 0.0, None)), df_residual, ci)
     if family == "binomial":
@@ -163,7 +172,96 @@ def regress(
     }
     if family == "binomial":
         result.attrs["event"] = event
+    if isinstance(design, ReplicateDesign):
+        result.attrs["replicates_dropped"] = dropped_replicates
     return result
+
+
+def _replicate_vcov(
+    design: ReplicateDesign,
+    matrix: FloatArray,
+    response: FloatArray,
+    rows: np.ndarray,
+    coef: FloatArray,
+    family: Family,
+) -> tuple[FloatArray, int]:
+    """R's ``svrVar`` of the coefficients refitted with every replicate's weights.
+
+    As ``svyglm.svyrep.design``: each replicate is fitted to the same rows (those complete
+    and of positive full-sample weight) with its analysis weights, from the full-sample
+    coefficients, to convergence. A replicate whose model matrix is singular under its
+    weights (a level only its deleted PSUs have) gets R's NA coefficients, and R's
+    ``na.omit`` of the replicates leaves it out of the variance (all its coefficients).
+    Returns the variance and how many replicates were left out.
+    """
+    x, y = matrix[rows], response[rows]
+    betas = np.full((design.n_replicates, len(coef)), np.nan)
+    for chosen, weights in analysis_weight_chunks(design):
+        block = weights[rows]
+        for j, r in enumerate(range(*chosen.indices(design.n_replicates))):
+            betas[r] = _refit(x, y, block[:, j], coef, family, r)
+    kept = np.isfinite(betas).all(axis=1)
+    if not kept.any():
+        raise AnalysisInputError(
+            "every replicate's refit has a singular model matrix (R: \"All replicates "
+            'contained NAs"); the model has more terms than the replicates can estimate'
+        )
+    rscales = design.rscales[kept]
+    thetas = betas[kept]
+    centre = coef if design.mse else thetas[rscales > 0].mean(axis=0)
+    deviation = thetas - centre[None, :]
+    vcov = design.scale * ((deviation * rscales[:, None]).T @ deviation)
+    return np.asarray(vcov, dtype=np.float64), int((~kept).sum())
+
+
+def _refit(
+    x: FloatArray, y: FloatArray, w: FloatArray, start: FloatArray, family: Family, r: int
+) -> FloatArray:
+    """One replicate's coefficients (R's ``glm.fit(start=beta0)``), NaN where R gives NA."""
+    used = w > 0
+    x, y, w = x[used], y[used], w[used]
+    if not len(w):
+        return np.full(len(start), np.nan)
+    w = w / w.mean()
+    if _singular(x, w):
+        return np.full(len(start), np.nan)
+    coef = start.copy()
+    if family == "gaussian":
+        for _ in range(2):  # the solve from the full-sample fit, then one refinement
+            coef = coef + _newton_step(x, w, x.T @ (w * (y - x @ coef)))
+        return coef
+    deviance = np.inf
+    for _ in range(MAX_ITERATIONS):
+        mu = _expit(x @ coef)
+        previous, deviance = deviance, _binomial_deviance(y, mu, w)
+        if abs(deviance - previous) < TOLERANCE * (abs(deviance) + 0.1):
+            if ((mu <= SEPARATED) | (mu >= 1 - SEPARATED)).any():
+                break
+            return coef
+        coef = coef + _newton_step(x, w * mu * (1 - mu), x.T @ (w * (y - mu)))
+    raise AnalysisInputError(
+        f"replicate {r + 1}: the logistic refit has fitted probabilities of 0 or 1 (R warns "
+        'and keeps it: "fitted probabilities numerically 0 or 1 occurred"): with this '
+        "replicate's weights a predictor separates the 0s from the 1s; leave it out or "
+        "merge its levels"
+    )
+
+
+def _singular(x: FloatArray, w: FloatArray) -> bool:
+    """Whether a column is aliased under weights ``w`` (as ``_check_rank``, on X' W X).
+
+    The squared diagonal of the Cholesky factor of the equilibrated cross-product is each
+    column's share not explained by the columns before it (squared), R's pivoting test.
+    """
+    gram = (x * w[:, None]).T @ x
+    size = np.sqrt(np.diag(gram))
+    if (size == 0).any():
+        return True
+    try:
+        factor = np.linalg.cholesky(gram / np.outer(size, size))
+    except np.linalg.LinAlgError:
+        return True
+    return bool((np.abs(np.diag(factor)) <= ALIASED).any())
 
 
 def _response(
