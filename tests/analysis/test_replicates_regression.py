@@ -23,6 +23,7 @@ R: dict[str, Any] = json.loads((FIXTURES / "r_replicates_regression.json").read_
 REL = 1e-6
 COLUMNS = ["estimate", "se", "statistic", "p_value", "ci_low", "ci_high"]
 ODDS = ["odds_ratio", "or_ci_low", "or_ci_high"]
+GREG: dict[str, Any] = {"stype": {"E": 4421, "H": 755, "M": 1018}, "enroll": 3_700_000.0}
 POPULATION = {"sch.wide": {"No": 1100, "Yes": 5094}, "awards": {"No": 2300, "Yes": 3894}}
 
 
@@ -64,6 +65,10 @@ DESIGNS: dict[str, Callable[[], sk.Design]] = {
         clus1().replicates("jk1")
     ),
 }
+DESIGNS["apiclus1_jk1_greg"] = lambda: clus1().replicates("jk1").calibrate(GREG)
+DESIGNS["apiclus1_jk1_cal_raking"] = lambda: (
+    clus1().replicates("jk1").calibrate(GREG, method="raking", tol=1e-12, max_iter=1000)
+)
 CASES = {name: case for name, case in R.items() if name != "versions"}
 
 
@@ -136,7 +141,13 @@ def test_replicate_fits_start_from_the_full_sample_and_converge() -> None:
 def test_analysis_weight_chunks_are_the_replicate_weights() -> None:
     from surveykit.analysis._replicates import analysis_weight_chunks
 
-    for design in (DESIGNS["apistrat_jkn_raked"](), DESIGNS["apiclus1_jk1_e"]()):
+    for name in (
+        "apistrat_jkn_raked",
+        "apiclus1_jk1_e",
+        "apiclus1_jk1_greg",
+        "apiclus1_jk1_cal_raking",
+    ):
+        design = DESIGNS[name]()
         assert isinstance(design, sk.ReplicateDesign)
         whole = design.replicate_weights().to_numpy()
         pieces = np.empty_like(whole)

@@ -52,12 +52,20 @@ designs <- list(
   apistrat_jkn_raked = rake(jkn, margins, population, control = control)
 )
 designs$apiclus1_jk1_e <- subset(designs$apiclus1_jk1, stype == "E")
+# GREG and raking calibrate() of JK1 replicates (each replicate calibrated with its weights)
+cal_population <- c(`(Intercept)` = 6194, stypeH = 755, stypeM = 1018, enroll = 3700000)
+designs$apiclus1_jk1_greg <- calibrate(designs$apiclus1_jk1, ~stype + enroll,
+                                       population = cal_population)
+designs$apiclus1_jk1_cal_raking <- calibrate(designs$apiclus1_jk1, ~stype + enroll,
+                                             population = cal_population, calfun = "raking",
+                                             epsilon = 1e-12, maxit = 1000)
 
 # The missing-valued predictor of each sample (avg.ed: 4 NAs in apiclus1; acs.46 in
 # apistrat), so that the rows dropped and the degrees of freedom are exercised.
 predictor <- c(apiclus1_jk1 = "avg.ed", apiclus1_jk1_mse = "avg.ed", apistrat_jkn = "acs.46",
                apiclus1_boot = "avg.ed", brr_clus = "avg.ed", fay_26 = "acs.46",
-               apistrat_jkn_raked = "acs.46", apiclus1_jk1_e = "avg.ed")
+               apistrat_jkn_raked = "acs.46", apiclus1_jk1_e = "avg.ed",
+               apiclus1_jk1_greg = "avg.ed", apiclus1_jk1_cal_raking = "avg.ed")
 
 fit <- function(name, formula, family) {
   d <- designs[[name]]
