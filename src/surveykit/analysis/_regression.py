@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from surveykit.analysis import _formula
@@ -194,12 +195,13 @@ def _replicate_vcov(
     ``na.omit`` of the replicates leaves it out of the variance (all its coefficients).
     Returns the variance and how many replicates were left out.
     """
-    x, y = matrix[rows], response[rows]
+    x = np.ascontiguousarray(matrix[rows])
+    y = response[rows]
     betas = np.full((design.n_replicates, len(coef)), np.nan)
     for chosen, weights in analysis_weight_chunks(design):
-        block = weights[rows]
-        for j, r in enumerate(range(*chosen.indices(design.n_replicates))):
-            betas[r] = _refit(x, y, block[:, j], coef, family, r)
+        block = np.ascontiguousarray(weights[rows].T)  # replicates x rows
+        del weights
+        betas[chosen] = _refit(x, y, block, coef, family, chosen.start)
     kept = np.isfinite(betas).all(axis=1)
     if not kept.any():
         raise AnalysisInputError(
@@ -215,30 +217,65 @@ def _replicate_vcov(
 
 
 def _refit(
-    x: FloatArray, y: FloatArray, w: FloatArray, start: FloatArray, family: Family, r: int
+    x: FloatArray, y: FloatArray, weights: FloatArray, start: FloatArray, family: Family, first: int
 ) -> FloatArray:
-    """One replicate's coefficients (R's ``glm.fit(start=beta0)``), NaN where R gives NA."""
-    used = w > 0
-    x, y, w = x[used], y[used], w[used]
-    if not len(w):
-        return np.full(len(start), np.nan)
-    w = w / w.mean()
-    if _singular(x, w):
-        return np.full(len(start), np.nan)
-    coef = start.copy()
+    """Replicates' coefficients (R's ``glm.fit(start=beta0)`` each), NaN where R gives NA.
+
+    ``weights`` is replicates x rows (replicate ``first`` first). All the replicates of the
+    block are fitted together: their cross-products ``X' W_r X`` are one matrix product of
+    the weights with the rows' column products (a block of rows at a time), their Newton
+    steps one batched solve. Rows of weight 0 add nothing, so no row is copied per
+    replicate. A replicate with a column aliased under its weights gets NaN (R: NA).
+    """
+    k, p = len(weights), x.shape[1]
+    betas = np.full((k, p), np.nan)
+    counts = (weights > 0).sum(axis=1)
+    sums = weights.sum(axis=1)
+    fitted = counts > 0
+    w = weights * (counts / np.where(fitted, sums, 1.0))[:, None]  # mean 1 over its rows
+    gram = _grams(x, w)
+    fitted &= ~_aliased(gram)
+    if not fitted.any():
+        return betas
     if family == "gaussian":
-        for _ in range(2):  # the solve from the full-sample fit, then one refinement
-            coef = coef + _newton_step(x, w, x.T @ (w * (y - x @ coef)))
-        return coef
-    deviance = np.inf
+        index = np.flatnonzero(fitted)
+        gram = gram[index]
+        score = w[index] @ (x * (y - x @ start)[:, None])
+        step = _solve(gram, score)
+        step = step + _solve(gram, score - np.einsum("kpq,kq->kp", gram, step))  # refined
+        betas[index] = start[None, :] + step
+        return betas
+    coef = np.tile(start, (k, 1))
+    deviance = np.full(k, np.inf)
+    active = fitted.copy()
+    event = y > 0
     for _ in range(MAX_ITERATIONS):
-        mu = _expit(x @ coef)
-        previous, deviance = deviance, _binomial_deviance(y, mu, w)
-        if abs(deviance - previous) < TOLERANCE * (abs(deviance) + 0.1):
-            if ((mu <= SEPARATED) | (mu >= 1 - SEPARATED)).any():
-                break
-            return coef
-        coef = coef + _newton_step(x, w * mu * (1 - mu), x.T @ (w * (y - mu)))
+        index = np.flatnonzero(active)
+        if not len(index):
+            return betas
+        mu = _expit(coef[index] @ x.T)
+        wi = w[index]
+        with np.errstate(divide="ignore"):
+            current = -2 * np.einsum("kn,kn->k", wi, np.log(np.where(event, mu, 1 - mu)))
+        settled = np.abs(current - deviance[index]) < TOLERANCE * (np.abs(current) + 0.1)
+        deviance[index] = current
+        if settled.any():
+            edge = (((mu <= SEPARATED) | (mu >= 1 - SEPARATED)) & (wi > 0)).any(axis=1)
+            if (settled & edge).any():
+                _separated(first + int(index[np.flatnonzero(settled & edge)[0]]))
+            betas[index[settled]] = coef[index[settled]]
+            active[index[settled]] = False
+        moving = ~settled
+        if not moving.any():
+            return betas
+        m, wm = mu[moving], wi[moving]
+        score = (wm * (y[None, :] - m)) @ x
+        coef[index[moving]] += _solve(_grams(x, wm * m * (1 - m)), score)
+    _separated(first + int(np.flatnonzero(active)[0]))
+    raise AssertionError  # unreachable: _separated raises
+
+
+def _separated(r: int) -> None:
     raise AnalysisInputError(
         f"replicate {r + 1}: the logistic refit has fitted probabilities of 0 or 1 (R warns "
         'and keeps it: "fitted probabilities numerically 0 or 1 occurred"): with this '
@@ -247,21 +284,52 @@ def _refit(
     )
 
 
-def _singular(x: FloatArray, w: FloatArray) -> bool:
-    """Whether a column is aliased under weights ``w`` (as ``_check_rank``, on X' W X).
+ROW_BLOCK_CELLS = 4_000_000
+"""Rows x column products built at a time for the replicates' cross-products."""
 
-    The squared diagonal of the Cholesky factor of the equilibrated cross-product is each
-    column's share not explained by the columns before it (squared), R's pivoting test.
+
+def _grams(x: FloatArray, w: FloatArray) -> FloatArray:
+    """``X' diag(w_r) X`` for every row ``w_r`` of ``w`` (k x rows): k x p x p."""
+    p = x.shape[1]
+    left, right = np.triu_indices(p)
+    out = np.zeros((len(w), len(left)))
+    step = max(1, ROW_BLOCK_CELLS // len(left))
+    for a in range(0, x.shape[0], step):
+        rows = slice(a, a + step)
+        out += w[:, rows] @ (x[rows][:, left] * x[rows][:, right])
+    gram = np.empty((len(w), p, p))
+    gram[:, left, right] = out
+    gram[:, right, left] = out
+    return gram
+
+
+def _solve(gram: FloatArray, score: FloatArray) -> FloatArray:
+    """``gram_r^-1 score_r`` for every replicate, on the equilibrated cross-products."""
+    scale = 1 / np.sqrt(np.diagonal(gram, axis1=1, axis2=2))
+    equilibrated = gram * scale[:, :, None] * scale[:, None, :]
+    step = np.linalg.solve(equilibrated, (score * scale)[:, :, None])[:, :, 0]
+    return np.asarray(step * scale, dtype=np.float64)
+
+
+def _aliased(gram: FloatArray) -> npt.NDArray[np.bool_]:
+    """Per replicate, whether a column is aliased (as ``_check_rank``, on ``X' W X``).
+
+    The diagonal of the Cholesky factor of the equilibrated cross-product is each column's
+    share not explained by the columns before it, R's pivoting test.
     """
-    gram = (x * w[:, None]).T @ x
-    size = np.sqrt(np.diag(gram))
-    if (size == 0).any():
-        return True
-    try:
-        factor = np.linalg.cholesky(gram / np.outer(size, size))
-    except np.linalg.LinAlgError:
-        return True
-    return bool((np.abs(np.diag(factor)) <= ALIASED).any())
+    out = np.zeros(len(gram), dtype=bool)
+    for r, g in enumerate(gram):
+        size = np.sqrt(np.diag(g))
+        if (size == 0).any():
+            out[r] = True
+            continue
+        try:
+            factor = np.linalg.cholesky(g / np.outer(size, size))
+        except np.linalg.LinAlgError:
+            out[r] = True
+            continue
+        out[r] = bool((np.abs(np.diag(factor)) <= ALIASED).any())
+    return out
 
 
 def _response(
@@ -333,6 +401,7 @@ def _newton_step(matrix: FloatArray, weight: FloatArray, score: FloatArray) -> F
     rows x p QR, which takes a second on a million rows).
     """
     from scipy import linalg
+
     gram = (matrix * weight[:, None]).T @ matrix
     scale = 1 / np.sqrt(np.diag(gram))
     step = linalg.solve(gram * np.outer(scale, scale), score * scale, assume_a="pos")
@@ -346,6 +415,7 @@ def _fit(matrix: FloatArray, y: FloatArray, w: FloatArray, r: FloatArray, family
     of positive weight, as ``_check_rank`` does): for a linear model the bread itself.
     """
     from scipy import linalg
+
     used = w > 0
     w = w / w[used].mean()
     x, yy, ww = matrix[used], y[used], w[used]
@@ -433,6 +503,7 @@ def _table(
 ) -> pd.DataFrame:
     """R's ``summary(svyglm)`` coefficient table and ``confint`` as a tidy frame."""
     from scipy import stats
+
     with np.errstate(divide="ignore", invalid="ignore"):
         statistic = coef / se
     if df_residual > 0:
