@@ -28,7 +28,7 @@ and intervals use R's residual degrees of freedom of a ``svyglm``,
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NoReturn
 
 import numpy as np
 import numpy.typing as npt
@@ -198,10 +198,11 @@ def _replicate_vcov(
     x = np.ascontiguousarray(matrix[rows])
     y = response[rows]
     betas = np.full((design.n_replicates, len(coef)), np.nan)
-    for chosen, weights in analysis_weight_chunks(design):
+    products = _products(x)
+    for chosen, weights in analysis_weight_chunks(design, cells=REFIT_CELLS):
         block = np.ascontiguousarray(weights[rows].T)  # replicates x rows
         del weights
-        betas[chosen] = _refit(x, y, block, coef, family, chosen.start)
+        betas[chosen] = _refit(x, y, block, coef, family, chosen.start, products)
     kept = np.isfinite(betas).all(axis=1)
     if not kept.any():
         raise AnalysisInputError(
@@ -217,13 +218,19 @@ def _replicate_vcov(
 
 
 def _refit(
-    x: FloatArray, y: FloatArray, weights: FloatArray, start: FloatArray, family: Family, first: int
+    x: FloatArray,
+    y: FloatArray,
+    weights: FloatArray,
+    start: FloatArray,
+    family: Family,
+    first: int,
+    products: FloatArray | None = None,
 ) -> FloatArray:
     """Replicates' coefficients (R's ``glm.fit(start=beta0)`` each), NaN where R gives NA.
 
     ``weights`` is replicates x rows (replicate ``first`` first). All the replicates of the
     block are fitted together: their cross-products ``X' W_r X`` are one matrix product of
-    the weights with the rows' column products (a block of rows at a time), their Newton
+    the weights with the rows' column products (``products``, see ``_grams``), their Newton
     steps one batched solve. Rows of weight 0 add nothing, so no row is copied per
     replicate. A replicate with a column aliased under its weights gets NaN (R: NA).
     """
@@ -233,7 +240,7 @@ def _refit(
     sums = weights.sum(axis=1)
     fitted = counts > 0
     w = weights * (counts / np.where(fitted, sums, 1.0))[:, None]  # mean 1 over its rows
-    gram = _grams(x, w)
+    gram = _grams(x, w, products)
     fitted &= ~_aliased(gram)
     if not fitted.any():
         return betas
@@ -253,10 +260,12 @@ def _refit(
         index = np.flatnonzero(active)
         if not len(index):
             return betas
-        mu = _expit(coef[index] @ x.T)
+        mu = _expit_inplace(coef[index] @ x.T)
         wi = w[index]
-        with np.errstate(divide="ignore"):
-            current = -2 * np.einsum("kn,kn->k", wi, np.log(np.where(event, mu, 1 - mu)))
+        likelihood = np.where(event, mu, 1 - mu)
+        np.log(likelihood, out=likelihood)
+        current = -2 * np.einsum("kn,kn->k", wi, likelihood)
+        del likelihood
         settled = np.abs(current - deviance[index]) < TOLERANCE * (np.abs(current) + 0.1)
         deviance[index] = current
         if settled.any():
@@ -269,13 +278,30 @@ def _refit(
         if not moving.any():
             return betas
         m, wm = mu[moving], wi[moving]
-        score = (wm * (y[None, :] - m)) @ x
-        coef[index[moving]] += _solve(_grams(x, wm * m * (1 - m)), score)
+        del mu, wi
+        residual = np.subtract(y[None, :], m)
+        residual *= wm
+        score = residual @ x
+        del residual
+        m *= m - 1  # mu (1 - mu), in place
+        np.negative(m, out=m)
+        m *= wm
+        coef[index[moving]] += _solve(_grams(x, m, products), score)
     _separated(first + int(np.flatnonzero(active)[0]))
-    raise AssertionError  # unreachable: _separated raises
 
 
-def _separated(r: int) -> None:
+def _expit_inplace(eta: FloatArray) -> FloatArray:
+    """``_expit`` overwriting ``eta`` (a replicates x rows block)."""
+    np.clip(eta, -700.0, 700.0, out=eta)
+    np.negative(eta, out=eta)
+    np.exp(eta, out=eta)
+    eta += 1.0
+    np.reciprocal(eta, out=eta)
+    np.clip(eta, EPSILON, 1 - EPSILON, out=eta)
+    return eta
+
+
+def _separated(r: int) -> NoReturn:
     raise AnalysisInputError(
         f"replicate {r + 1}: the logistic refit has fitted probabilities of 0 or 1 (R warns "
         'and keeps it: "fitted probabilities numerically 0 or 1 occurred"): with this '
@@ -284,19 +310,37 @@ def _separated(r: int) -> None:
     )
 
 
+REFIT_CELLS = 2_000_000
+"""Replicates x rows refitted at a time (a logistic refit keeps a few such blocks)."""
+
 ROW_BLOCK_CELLS = 4_000_000
-"""Rows x column products built at a time for the replicates' cross-products."""
+"""Rows x column products kept (or built at a time) for the replicates' cross-products."""
 
 
-def _grams(x: FloatArray, w: FloatArray) -> FloatArray:
-    """``X' diag(w_r) X`` for every row ``w_r`` of ``w`` (k x rows): k x p x p."""
+def _products(x: FloatArray) -> FloatArray | None:
+    """The rows' column products ``x_j x_k`` (j <= k) when they fit in ``ROW_BLOCK_CELLS``."""
+    left, right = np.triu_indices(x.shape[1])
+    if x.shape[0] * len(left) > ROW_BLOCK_CELLS:
+        return None
+    return np.asarray(x[:, left] * x[:, right], dtype=np.float64)
+
+
+def _grams(x: FloatArray, w: FloatArray, products: FloatArray | None = None) -> FloatArray:
+    """``X' diag(w_r) X`` for every row ``w_r`` of ``w`` (k x rows): k x p x p.
+
+    One matrix product of ``w`` with the rows' column products (``products``, or made a
+    block of rows at a time when they are not given).
+    """
     p = x.shape[1]
     left, right = np.triu_indices(p)
-    out = np.zeros((len(w), len(left)))
-    step = max(1, ROW_BLOCK_CELLS // len(left))
-    for a in range(0, x.shape[0], step):
-        rows = slice(a, a + step)
-        out += w[:, rows] @ (x[rows][:, left] * x[rows][:, right])
+    if products is not None:
+        out = w @ products
+    else:
+        out = np.zeros((len(w), len(left)))
+        step = max(1, ROW_BLOCK_CELLS // len(left))
+        for a in range(0, x.shape[0], step):
+            rows = slice(a, a + step)
+            out += w[:, rows] @ (x[rows][:, left] * x[rows][:, right])
     gram = np.empty((len(w), p, p))
     gram[:, left, right] = out
     gram[:, right, left] = out

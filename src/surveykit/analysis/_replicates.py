@@ -1185,15 +1185,17 @@ def _scales(
     return the_scale, the_rscales
 
 
-def analysis_weight_chunks(design: ReplicateDesign) -> Iterator[tuple[slice, FloatArray]]:
+def analysis_weight_chunks(
+    design: ReplicateDesign, cells: int = CHUNK_CELLS
+) -> Iterator[tuple[slice, FloatArray]]:
     """R's ``weights(design, "analysis")`` a chunk of replicates at a time.
 
-    Yields ``(replicates, weights)``, ``weights`` rows x chunk (about ``CHUNK_CELLS``
-    cells), never the rows x replicates table at once: for estimates that refit a model per
+    Yields ``(replicates, weights)``, ``weights`` rows x chunk (about ``cells`` cells),
+    never the rows x replicates table at once: for estimates that refit a model per
     replicate (``regress``) rather than add up sums.
     """
     reps = design._replicates
-    step = max(1, CHUNK_CELLS // max(len(reps.psu), 1))
+    step = max(1, cells // max(len(reps.psu), 1))
     for start in range(0, reps.count, step):
         chosen = slice(start, min(start + step, reps.count))
         weights = reps._row_weights(chosen)
