@@ -23,6 +23,12 @@ domain: strata and PSU counts of the variance stay the whole sample's, while the
 freedom count only the PSUs and strata that keep a complete row. The t statistics, p-values
 and intervals use R's residual degrees of freedom of a ``svyglm``,
 ``degf(design) + 1 - number of coefficients``.
+
+On a replicate design (R's ``svyglm.svyrep.design``) the variance is instead R's ``svrVar``
+of the coefficients refitted with every replicate's weights (from the full-sample
+coefficients, to convergence; a block of replicates at a time, their cross-products one
+matrix product, their Newton steps one batched solve), and ``degf`` is the design's as
+given: R sets ``df.residual`` before it drops the incomplete rows.
 """
 
 from __future__ import annotations
@@ -73,7 +79,11 @@ def regress(
     ``family="gaussian"`` is a linear model; ``family="binomial"`` a logistic one (R's
     ``family=quasibinomial``), with odds ratios. Estimates, standard errors, t statistics,
     p-values and intervals are R's ``summary(svyglm(...))`` and ``confint(...)`` on the same
-    design (strata, PSUs, fpc, raking/post-stratification/calibration all count).
+    design (strata, PSUs, fpc, raking/post-stratification/calibration all count). On a
+    :class:`~surveykit.ReplicateDesign` it is R's ``svyglm`` on an ``svrepdesign``: every
+    replicate refitted, the variance from the replicate coefficients (R's ``svrVar``, the
+    design's ``scale``, ``rscales`` and ``mse``), ``df_residual`` from the design's
+    ``degf`` before incomplete rows are dropped.
 
     A gaussian response is numbers (text holding numbers, or a labelled frame's labels with
     ``attrs["value_codes"]``, as :func:`means` reads them). A binomial response is 0/1
@@ -101,15 +111,18 @@ def regress(
         plus ``["odds_ratio", "or_ci_low", "or_ci_high"]`` for ``"binomial"``, one row per
         coefficient (``"(Intercept)"`` first). ``attrs``: ``formula``, ``family``,
         ``design``, ``df_residual`` (``degf + 1 - coefficients``, R's ``df.residual`` of a
-        ``svyglm``), ``degrees_of_freedom`` (the design's, on the complete rows), ``vcov``
-        (the coefficients' variance matrix, rows as lists in the terms' order), ``n``
+        ``svyglm``), ``degrees_of_freedom`` (the design's, on the complete rows; on a
+        replicate design on all its rows, as R), ``vcov`` (the coefficients' variance
+        matrix, rows as lists in the terms' order), ``n``
         (rows fitted), ``dropped`` (rows missing a model variable), ``iterations``, ``ci``
-        and, for ``"binomial"``, ``event``.
+        and, for ``"binomial"``, ``event``; on a replicate design ``replicates_dropped``
+        (replicates whose refit had a singular model matrix, left out as R's ``na.omit``).
 
     Raises:
         AnalysisInputError: a column that is not there, a response that is not a number
             (or not 0/1 for ``"binomial"``), a model matrix without full rank (naming the
-            columns), a logistic fit that does not converge (separation).
+            columns), a logistic fit that does not converge (separation; on a replicate
+            design also a replicate's refit, naming the replicate).
 
     Example:
         >>> design = sk.Design(df, weights="w", strata="region", psu="household")
