@@ -187,3 +187,16 @@ def test_jk1_on_a_simple_random_sample_is_close_to_the_linearised_se() -> None:
     assert jk1["estimate"].to_numpy() == pytest.approx(linear["estimate"].to_numpy(), rel=1e-12)
     # 200 replicates: the jackknife of a regression runs a little above the sandwich
     assert jk1["se"].to_numpy() == pytest.approx(linear["se"].to_numpy(), rel=0.15)
+
+
+@pytest.mark.parametrize("name", ["apiclus1_boot_binomial", "apistrat_jkn_raked_gaussian"])
+def test_small_blocks_give_the_same_figures(name: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Replicates refitted one or two at a time, column products made per block of rows."""
+    from surveykit.analysis import _regression
+
+    whole = _fit(name)
+    monkeypatch.setattr(_regression, "REFIT_CELLS", 300)
+    monkeypatch.setattr(_regression, "ROW_BLOCK_CELLS", 100)
+    blocks = _fit(name)
+    assert blocks["se"].to_numpy() == pytest.approx(whole["se"].to_numpy(), rel=1e-9)
+    assert blocks["se"].to_numpy() == pytest.approx(CASES[name]["se"], rel=REL)
