@@ -197,6 +197,7 @@ def test_small_blocks_give_the_same_figures(name: str, monkeypatch: pytest.Monke
     whole = _fit(name)
     monkeypatch.setattr(_regression, "REFIT_CELLS", 300)
     monkeypatch.setattr(_regression, "ROW_BLOCK_CELLS", 100)
+    monkeypatch.setattr(_regression, "PRODUCT_CELLS", 100)
     blocks = _fit(name)
     assert blocks["se"].to_numpy() == pytest.approx(whole["se"].to_numpy(), rel=1e-9)
     assert blocks["se"].to_numpy() == pytest.approx(CASES[name]["se"], rel=REL)

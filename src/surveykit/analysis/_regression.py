@@ -327,13 +327,16 @@ REFIT_CELLS = 2_000_000
 """Replicates x rows refitted at a time (a logistic refit keeps a few such blocks)."""
 
 ROW_BLOCK_CELLS = 4_000_000
-"""Rows x column products kept (or built at a time) for the replicates' cross-products."""
+"""Rows x column products built at a time for the replicates' cross-products."""
+
+PRODUCT_CELLS = 16_000_000
+"""Rows x column products kept for a whole fit (128 MB; more: built per block, per step)."""
 
 
 def _products(x: FloatArray) -> FloatArray | None:
-    """The rows' column products ``x_j x_k`` (j <= k) when they fit in ``ROW_BLOCK_CELLS``."""
+    """The rows' column products ``x_j x_k`` (j <= k) when they fit in ``PRODUCT_CELLS``."""
     left, right = np.triu_indices(x.shape[1])
-    if x.shape[0] * len(left) > ROW_BLOCK_CELLS:
+    if x.shape[0] * len(left) > PRODUCT_CELLS:
         return None
     return np.asarray(x[:, left] * x[:, right], dtype=np.float64)
 
