@@ -13,3 +13,5 @@ trap 'rm -f "$hex"' EXIT
 "$PYTHON" tools/r_reference/make_data.py
 R_REFERENCE_HEX="$hex" Rscript tools/r_reference/reference.R
 "$PYTHON" tools/r_reference/check_json.py "$hex"
+# svyglm on replicate designs (reads the committed rep_*.csv that replicates.R writes)
+Rscript tools/r_reference/replicates_regression.R

@@ -23,14 +23,21 @@ domain: strata and PSU counts of the variance stay the whole sample's, while the
 freedom count only the PSUs and strata that keep a complete row. The t statistics, p-values
 and intervals use R's residual degrees of freedom of a ``svyglm``,
 ``degf(design) + 1 - number of coefficients``.
+
+On a replicate design (R's ``svyglm.svyrep.design``) the variance is instead R's ``svrVar``
+of the coefficients refitted with every replicate's weights (from the full-sample
+coefficients, to convergence; a block of replicates at a time, their cross-products one
+matrix product, their Newton steps one batched solve), and ``degf`` is the design's as
+given: R sets ``df.residual`` before it drops the incomplete rows.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NoReturn
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from surveykit.analysis import _formula
@@ -38,6 +45,7 @@ from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._influence import Basis, FloatArray, Influence
 from surveykit.analysis._inputs import Weights
+from surveykit.analysis._replicates import ReplicateDesign, analysis_weight_chunks
 from surveykit.errors import AnalysisInputError
 
 Family = Literal["gaussian", "binomial"]
@@ -71,7 +79,11 @@ def regress(
     ``family="gaussian"`` is a linear model; ``family="binomial"`` a logistic one (R's
     ``family=quasibinomial``), with odds ratios. Estimates, standard errors, t statistics,
     p-values and intervals are R's ``summary(svyglm(...))`` and ``confint(...)`` on the same
-    design (strata, PSUs, fpc, raking/post-stratification/calibration all count).
+    design (strata, PSUs, fpc, raking/post-stratification/calibration all count). On a
+    :class:`~surveykit.ReplicateDesign` it is R's ``svyglm`` on an ``svrepdesign``: every
+    replicate refitted, the variance from the replicate coefficients (R's ``svrVar``, the
+    design's ``scale``, ``rscales`` and ``mse``), ``df_residual`` from the design's
+    ``degf`` before incomplete rows are dropped.
 
     A gaussian response is numbers (text holding numbers, or a labelled frame's labels with
     ``attrs["value_codes"]``, as :func:`means` reads them). A binomial response is 0/1
@@ -99,15 +111,18 @@ def regress(
         plus ``["odds_ratio", "or_ci_low", "or_ci_high"]`` for ``"binomial"``, one row per
         coefficient (``"(Intercept)"`` first). ``attrs``: ``formula``, ``family``,
         ``design``, ``df_residual`` (``degf + 1 - coefficients``, R's ``df.residual`` of a
-        ``svyglm``), ``degrees_of_freedom`` (the design's, on the complete rows), ``vcov``
-        (the coefficients' variance matrix, rows as lists in the terms' order), ``n``
+        ``svyglm``), ``degrees_of_freedom`` (the design's, on the complete rows; on a
+        replicate design on all its rows, as R), ``vcov`` (the coefficients' variance
+        matrix, rows as lists in the terms' order), ``n``
         (rows fitted), ``dropped`` (rows missing a model variable), ``iterations``, ``ci``
-        and, for ``"binomial"``, ``event``.
+        and, for ``"binomial"``, ``event``; on a replicate design ``replicates_dropped``
+        (replicates whose refit had a singular model matrix, left out as R's ``na.omit``).
 
     Raises:
         AnalysisInputError: a column that is not there, a response that is not a number
             (or not 0/1 for ``"binomial"``), a model matrix without full rank (naming the
-            columns), a logistic fit that does not converge (separation).
+            columns), a logistic fit that does not converge (separation; on a replicate
+            design also a replicate's refit, naming the replicate).
 
     Example:
         >>> design = sk.Design(df, weights="w", strata="region", psu="household")
@@ -138,10 +153,18 @@ def regress(
     fitted_w = np.where(fitted_rows, w, 0.0)
     r = _check_rank(matrix, fitted_w, names, formula)
     fit = _fit(matrix, np.where(fitted_rows, response, 0.0), fitted_w, r, family)
-    influence = Influence(len(names))
-    influence.add(fit.row, Basis.dense(matrix), fit.bread)
-    vcov = design.vcov(influence)
-    degf = design.subset(complete).degrees_of_freedom
+    dropped_replicates = 0
+    if isinstance(design, ReplicateDesign):
+        # R's svyglm.svyrep.design: degf() of the design as given, before na.omit
+        vcov, dropped_replicates = _replicate_vcov(
+            design, matrix, response, fitted_rows, fit.coef, family
+        )
+        degf = design.degrees_of_freedom
+    else:
+        influence = Influence(len(names))
+        influence.add(fit.row, Basis.dense(matrix), fit.bread)
+        vcov = design.vcov(influence)
+        degf = design.subset(complete).degrees_of_freedom
     df_residual = degf + 1 - len(names)
     result = _table(names, fit.coef, np.sqrt(np.clip(np.diag(vcov), 0.0, None)), df_residual, ci)
     if family == "binomial":
@@ -163,7 +186,210 @@ def regress(
     }
     if family == "binomial":
         result.attrs["event"] = event
+    if isinstance(design, ReplicateDesign):
+        result.attrs["replicates_dropped"] = dropped_replicates
     return result
+
+
+def _replicate_vcov(
+    design: ReplicateDesign,
+    matrix: FloatArray,
+    response: FloatArray,
+    rows: np.ndarray,
+    coef: FloatArray,
+    family: Family,
+) -> tuple[FloatArray, int]:
+    """R's ``svrVar`` of the coefficients refitted with every replicate's weights.
+
+    As ``svyglm.svyrep.design``: each replicate is fitted to the same rows (those complete
+    and of positive full-sample weight) with its analysis weights, from the full-sample
+    coefficients, to convergence. A replicate whose model matrix is singular under its
+    weights (a level only its deleted PSUs have) gets R's NA coefficients, and R's
+    ``na.omit`` of the replicates leaves it out of the variance (all its coefficients).
+    Returns the variance and how many replicates were left out.
+    """
+    x = np.ascontiguousarray(matrix[rows])
+    y = response[rows]
+    betas = np.full((design.n_replicates, len(coef)), np.nan)
+    products = _products(x)
+    for chosen, weights in analysis_weight_chunks(design, cells=REFIT_CELLS):
+        block = np.ascontiguousarray(weights[rows].T)  # replicates x rows
+        del weights
+        betas[chosen] = _refit(x, y, block, coef, family, chosen.start, products)
+    kept = np.isfinite(betas).all(axis=1)
+    if not kept.any():
+        raise AnalysisInputError(
+            "every replicate's refit has a singular model matrix (R: \"All replicates "
+            'contained NAs"); the model has more terms than the replicates can estimate'
+        )
+    rscales = design.rscales[kept]
+    thetas = betas[kept]
+    centre = coef if design.mse else thetas[rscales > 0].mean(axis=0)
+    deviation = thetas - centre[None, :]
+    vcov = design.scale * ((deviation * rscales[:, None]).T @ deviation)
+    return np.asarray(vcov, dtype=np.float64), int((~kept).sum())
+
+
+def _refit(
+    x: FloatArray,
+    y: FloatArray,
+    weights: FloatArray,
+    start: FloatArray,
+    family: Family,
+    first: int,
+    products: FloatArray | None = None,
+) -> FloatArray:
+    """Replicates' coefficients (R's ``glm.fit(start=beta0)`` each), NaN where R gives NA.
+
+    ``weights`` is replicates x rows (replicate ``first`` first). All the replicates of the
+    block are fitted together: their cross-products ``X' W_r X`` are one matrix product of
+    the weights with the rows' column products (``products``, see ``_grams``), their Newton
+    steps one batched solve. Rows of weight 0 add nothing, so no row is copied per
+    replicate. A replicate with a column aliased under its weights gets NaN (R: NA).
+    """
+    k, p = len(weights), x.shape[1]
+    betas = np.full((k, p), np.nan)
+    counts = (weights > 0).sum(axis=1)
+    sums = weights.sum(axis=1)
+    fitted = counts > 0
+    w = weights * (counts / np.where(fitted, sums, 1.0))[:, None]  # mean 1 over its rows
+    gram = _grams(x, w, products)
+    fitted &= ~_aliased(gram)
+    if not fitted.any():
+        return betas
+    if family == "gaussian":
+        index = np.flatnonzero(fitted)
+        gram = gram[index]
+        score = w[index] @ (x * (y - x @ start)[:, None])
+        step = _solve(gram, score)
+        step = step + _solve(gram, score - np.einsum("kpq,kq->kp", gram, step))  # refined
+        betas[index] = start[None, :] + step
+        return betas
+    coef = np.tile(start, (k, 1))
+    deviance = np.full(k, np.inf)
+    active = fitted.copy()
+    event = y > 0
+    for _ in range(MAX_ITERATIONS):
+        index = np.flatnonzero(active)
+        if not len(index):
+            return betas
+        mu = _expit_inplace(coef[index] @ x.T)
+        wi = w[index]
+        likelihood = np.where(event, mu, 1 - mu)
+        np.log(likelihood, out=likelihood)
+        current = -2 * np.einsum("kn,kn->k", wi, likelihood)
+        del likelihood
+        settled = np.abs(current - deviance[index]) < TOLERANCE * (np.abs(current) + 0.1)
+        deviance[index] = current
+        if settled.any():
+            edge = (((mu <= SEPARATED) | (mu >= 1 - SEPARATED)) & (wi > 0)).any(axis=1)
+            if (settled & edge).any():
+                _separated(first + int(index[np.flatnonzero(settled & edge)[0]]))
+            betas[index[settled]] = coef[index[settled]]
+            active[index[settled]] = False
+        moving = ~settled
+        if not moving.any():
+            return betas
+        m, wm = mu[moving], wi[moving]
+        del mu, wi
+        residual = np.subtract(y[None, :], m)
+        residual *= wm
+        score = residual @ x
+        del residual
+        m *= m - 1  # mu (1 - mu), in place
+        np.negative(m, out=m)
+        m *= wm
+        coef[index[moving]] += _solve(_grams(x, m, products), score)
+    _separated(first + int(np.flatnonzero(active)[0]))
+
+
+def _expit_inplace(eta: FloatArray) -> FloatArray:
+    """``_expit`` overwriting ``eta`` (a replicates x rows block)."""
+    np.clip(eta, -700.0, 700.0, out=eta)
+    np.negative(eta, out=eta)
+    np.exp(eta, out=eta)
+    eta += 1.0
+    np.reciprocal(eta, out=eta)
+    np.clip(eta, EPSILON, 1 - EPSILON, out=eta)
+    return eta
+
+
+def _separated(r: int) -> NoReturn:
+    raise AnalysisInputError(
+        f"replicate {r + 1}: the logistic refit has fitted probabilities of 0 or 1 (R warns "
+        'and keeps it: "fitted probabilities numerically 0 or 1 occurred"): with this '
+        "replicate's weights a predictor separates the 0s from the 1s; leave it out or "
+        "merge its levels"
+    )
+
+
+REFIT_CELLS = 2_000_000
+"""Replicates x rows refitted at a time (a logistic refit keeps a few such blocks)."""
+
+ROW_BLOCK_CELLS = 4_000_000
+"""Rows x column products built at a time for the replicates' cross-products."""
+
+PRODUCT_CELLS = 16_000_000
+"""Rows x column products kept for a whole fit (128 MB; more: built per block, per step)."""
+
+
+def _products(x: FloatArray) -> FloatArray | None:
+    """The rows' column products ``x_j x_k`` (j <= k) when they fit in ``PRODUCT_CELLS``."""
+    left, right = np.triu_indices(x.shape[1])
+    if x.shape[0] * len(left) > PRODUCT_CELLS:
+        return None
+    return np.asarray(x[:, left] * x[:, right], dtype=np.float64)
+
+
+def _grams(x: FloatArray, w: FloatArray, products: FloatArray | None = None) -> FloatArray:
+    """``X' diag(w_r) X`` for every row ``w_r`` of ``w`` (k x rows): k x p x p.
+
+    One matrix product of ``w`` with the rows' column products (``products``, or made a
+    block of rows at a time when they are not given).
+    """
+    p = x.shape[1]
+    left, right = np.triu_indices(p)
+    if products is not None:
+        out = w @ products
+    else:
+        out = np.zeros((len(w), len(left)))
+        step = max(1, ROW_BLOCK_CELLS // len(left))
+        for a in range(0, x.shape[0], step):
+            rows = slice(a, a + step)
+            out += w[:, rows] @ (x[rows][:, left] * x[rows][:, right])
+    gram = np.empty((len(w), p, p))
+    gram[:, left, right] = out
+    gram[:, right, left] = out
+    return gram
+
+
+def _solve(gram: FloatArray, score: FloatArray) -> FloatArray:
+    """``gram_r^-1 score_r`` for every replicate, on the equilibrated cross-products."""
+    scale = 1 / np.sqrt(np.diagonal(gram, axis1=1, axis2=2))
+    equilibrated = gram * scale[:, :, None] * scale[:, None, :]
+    step = np.linalg.solve(equilibrated, (score * scale)[:, :, None])[:, :, 0]
+    return np.asarray(step * scale, dtype=np.float64)
+
+
+def _aliased(gram: FloatArray) -> npt.NDArray[np.bool_]:
+    """Per replicate, whether a column is aliased (as ``_check_rank``, on ``X' W X``).
+
+    The diagonal of the Cholesky factor of the equilibrated cross-product is each column's
+    share not explained by the columns before it, R's pivoting test.
+    """
+    out = np.zeros(len(gram), dtype=bool)
+    for r, g in enumerate(gram):
+        size = np.sqrt(np.diag(g))
+        if (size == 0).any():
+            out[r] = True
+            continue
+        try:
+            factor = np.linalg.cholesky(g / np.outer(size, size))
+        except np.linalg.LinAlgError:
+            out[r] = True
+            continue
+        out[r] = bool((np.abs(np.diag(factor)) <= ALIASED).any())
+    return out
 
 
 def _response(
@@ -235,6 +461,7 @@ def _newton_step(matrix: FloatArray, weight: FloatArray, score: FloatArray) -> F
     rows x p QR, which takes a second on a million rows).
     """
     from scipy import linalg
+
     gram = (matrix * weight[:, None]).T @ matrix
     scale = 1 / np.sqrt(np.diag(gram))
     step = linalg.solve(gram * np.outer(scale, scale), score * scale, assume_a="pos")
@@ -248,6 +475,7 @@ def _fit(matrix: FloatArray, y: FloatArray, w: FloatArray, r: FloatArray, family
     of positive weight, as ``_check_rank`` does): for a linear model the bread itself.
     """
     from scipy import linalg
+
     used = w > 0
     w = w / w[used].mean()
     x, yy, ww = matrix[used], y[used], w[used]
@@ -335,6 +563,7 @@ def _table(
 ) -> pd.DataFrame:
     """R's ``summary(svyglm)`` coefficient table and ``confint`` as a tidy frame."""
     from scipy import stats
+
     with np.errstate(divide="ignore", invalid="ignore"):
         statistic = coef / se
     if df_residual > 0:

@@ -45,7 +45,7 @@ Not done: trimmed raking (``rake(trim=)``) of replicates (R's ``rake()`` has no 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, cast
@@ -1185,4 +1185,26 @@ def _scales(
     return the_scale, the_rscales
 
 
-__all__ = ["ReplicateDesign", "Sums", "replicate_design"]
+def analysis_weight_chunks(
+    design: ReplicateDesign, cells: int = CHUNK_CELLS
+) -> Iterator[tuple[slice, FloatArray]]:
+    """R's ``weights(design, "analysis")`` a chunk of replicates at a time.
+
+    Yields ``(replicates, weights)``, ``weights`` rows x chunk (about ``cells`` cells),
+    never the rows x replicates table at once: for estimates that refit a model per
+    replicate (``regress``) rather than add up sums.
+    """
+    reps = design._replicates
+    step = max(1, cells // max(len(reps.psu), 1))
+    for start in range(0, reps.count, step):
+        chosen = slice(start, min(start + step, reps.count))
+        weights = reps._row_weights(chosen)
+        if reps.calfun is not None:
+            weights = weights * reps.calfun.factors(chosen)
+        if reps.greg is not None:
+            matrix, coef = reps.greg
+            weights = weights * (1.0 + matrix @ coef[chosen].T)
+        yield chosen, np.asarray(weights, dtype=np.float64)
+
+
+__all__ = ["ReplicateDesign", "Sums", "analysis_weight_chunks", "replicate_design"]
