@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -94,22 +95,8 @@ def optouts_list(
     spreadsheets: ForSpreadsheets = False,
 ) -> None:
     """Print the numbers on the opt-out list (number, reason, since, source)."""
-    if out is None and spreadsheets:
-        raise usage("--for-spreadsheets: give the --out file it is for")
-    if out is not None:
-        check_for_spreadsheets(out, spreadsheets)
-    if not db.exists():
-        raise CommandError(f"--db: no opt-out list {db}")
-    optouts = _open(db)
-    try:
-        frame = optouts.frame
-    finally:
-        optouts.close()
-    if out is not None:
-        write_table(frame, out, for_spreadsheets=spreadsheets)
-        typer.echo(f"wrote {len(frame):,} numbers to {out}")
-        return
-    typer.echo(frame.to_string(index=False) if len(frame) else "the opt-out list is empty")
+    _show(db, out, spreadsheets, lambda optouts: optouts.frame, "numbers",
+          "the opt-out list is empty")  # fmt: skip
 
 
 @optouts_app.command("review")
@@ -124,6 +111,19 @@ def optouts_review(
 
     Nothing listed is opted out by the rule: 'optouts add' the numbers that are.
     """
+    _show(db, out, spreadsheets, lambda optouts: optouts.review(), "replies",
+          "no replies to review")  # fmt: skip
+
+
+def _show(
+    db: Path,
+    out: Path | None,
+    spreadsheets: bool,
+    table: Callable[[Any], Any],
+    what: str,
+    empty: str,
+) -> None:
+    """Print a table of the opt-out list, or write it to ``out``."""
     if out is None and spreadsheets:
         raise usage("--for-spreadsheets: give the --out file it is for")
     if out is not None:
@@ -132,14 +132,14 @@ def optouts_review(
         raise CommandError(f"--db: no opt-out list {db}")
     optouts = _open(db)
     try:
-        frame = optouts.review()
+        frame = table(optouts)
     finally:
         optouts.close()
     if out is not None:
         write_table(frame, out, for_spreadsheets=spreadsheets)
-        typer.echo(f"wrote {len(frame):,} replies to {out}")
+        typer.echo(f"wrote {len(frame):,} {what} to {out}")
         return
-    typer.echo(frame.to_string(index=False) if len(frame) else "no replies to review")
+    typer.echo(frame.to_string(index=False) if len(frame) else empty)
 
 
 @optouts_app.command("import")
