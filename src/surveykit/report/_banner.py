@@ -46,6 +46,7 @@ from surveykit.analysis._inputs import FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p, two_sided_t_p
 from surveykit.errors import AnalysisInputError, CodebookError, ExportError
 from surveykit.report._codebook import Codebook, Question, code_text
+from surveykit.report._excel import wrap_notes
 
 Test = Literal["columns", "total"]
 Correction = Literal["bonferroni", "holm", "fdr_bh"]
@@ -91,7 +92,7 @@ _CORRECTION_NAMES: Final = {
 }
 _SCALED_KINDS: Final = ("rating", "nps")
 
-__all__ = ["COLUMNS", "CORRECTIONS", "TESTS", "Banner", "banner"]
+__all__ = ["COLUMNS", "CORRECTIONS", "TESTS", "Banner", "banner", "write_banner_sheet"]
 
 
 # -- the result ---------------------------------------------------------------------------
@@ -1089,20 +1090,44 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_excel(frame: pd.DataFrame, path: Path) -> None:
+    book = new_workbook()
+    write_banner_sheet(book.create_sheet("Banner"), frame)
+    with atomic_path(path) as temporary:
+        save_workbook(book, temporary)
+
+
+def check_banner(frame: pd.DataFrame) -> None:
+    """Refuse (naming it) a text of the banner an .xlsx file cannot store.
+
+    Raises:
+        ExportError: a question, row, column or question text with a control character.
+    """
+    check_frame(frame[["question", "row", "banner", "column"]])
+    texts: Mapping[str, str] = frame.attrs.get("question_texts") or {}
+    for key, text in texts.items():
+        if character := control_character(str(text)):
+            raise ExportError(f"question text of {key!r}: {CANNOT_STORE.format(character)}")
+
+
+def write_banner_sheet(sheet: Any, frame: pd.DataFrame) -> None:
+    """Write a banner (:attr:`Banner.frame`) on an openpyxl ``sheet``: the grid and legend.
+
+    Each banner column takes two sheet columns (the figure as a number, its letters and
+    marks as text); every text is a text cell. Used by :meth:`Banner.to_excel` and by the
+    report workbook's banner sheet.
+
+    Raises:
+        ExportError: a text an .xlsx file cannot store (nothing is written on the sheet).
+    """
     from openpyxl.styles import Alignment, Font
 
     attrs = frame.attrs
     weighted = bool(attrs.get("weights"))
     texts: Mapping[str, str] = attrs.get("question_texts") or {}
     # a text an .xlsx file cannot store is refused, naming it, before anything is written
-    check_frame(frame[["question", "row", "banner", "column"]])
-    for key, text in texts.items():
-        if character := control_character(str(text)):
-            raise ExportError(f"question text of {key!r}: {CANNOT_STORE.format(character)}")
+    check_banner(frame)
     columns = list(dict.fromkeys(zip(frame["banner"], frame["column"], strict=True)))
     position = {key: i for i, key in enumerate(columns)}
-    book = new_workbook()
-    sheet = book.create_sheet("Banner")
     bold = Font(bold=True)
     sheet.cell(1, 1, "Banner table").font = Font(bold=True, size=12)
     sheet.cell(2, 1, attrs["notes"][0])
@@ -1164,10 +1189,10 @@ def _write_excel(frame: pd.DataFrame, path: Path) -> None:
         sheet.cell(r, 1, line)
         r += 1
     sheet.column_dimensions["A"].width = 28
+    # the legend wraps across the table, so a sheet printed one page wide is not shrunk
+    wrap_notes(sheet)
     sheet.page_setup.orientation = "landscape"
     sheet.page_setup.fitToWidth = 1
     sheet.page_setup.fitToHeight = 0
     sheet.sheet_properties.pageSetUpPr.fitToPage = True
     sheet.print_title_rows = f"{head}:{head + 1}"
-    with atomic_path(path) as temporary:
-        save_workbook(book, temporary)
