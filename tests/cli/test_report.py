@@ -147,3 +147,22 @@ def test_banner_mistakes_are_one_line(tmp_path: Path, args: list[str], words: st
     said = run("--out", str(tmp_path / "r.xlsx"), *args, code=2)
     assert words in " ".join(said.split())
     assert not (tmp_path / "r.xlsx").exists()
+
+
+def test_a_sparse_crosstab_says_caution(tmp_path: Path) -> None:
+    from scipy.stats.contingency import expected_freq
+
+    said = run("--out", str(tmp_path / "r.xlsx"), "--by", "sortOrder", "--by", "channel")
+    client = sk.Client.sandbox()
+    results = sk.label(
+        client.surveys.results("CSAT-SMS-2026"), client.embedded.codebook("CSAT-SMS-2026")
+    )
+    observed = pd.crosstab(results["Q1"], results["sortOrder"]).to_numpy()
+    assert min(observed.shape) >= 2
+    expected = expected_freq(observed[observed.sum(axis=1) > 0][:, observed.sum(axis=0) > 0])
+    assert (expected < 5).mean() > 0.2  # 10 respondents: Cochran's rule fires
+    line = next(x for x in said.splitlines() if x.startswith("Q1 x sortOrder: chi2"))
+    assert "caution: " in line and "Cochran's rule" in line
+    # one channel among the respondents: no test, said in words (not "chi2 nan")
+    line = next(x for x in said.splitlines() if x.startswith("Q1 x channel: "))
+    assert line == "Q1 x channel: no test (fewer than two answers or groups with answers)"

@@ -384,7 +384,7 @@ def rate_lines(rates: Any) -> list[str]:
 
 
 def headlines(tables: dict[str, Any]) -> list[str]:
-    """One line per overall (ungrouped) mean or NPS, and per crosstab's test."""
+    """One line per overall (ungrouped) mean or NPS, and per crosstab's test (and caution)."""
     lines = []
     for name, table in tables.items():
         attrs = table.attrs
@@ -398,10 +398,17 @@ def headlines(tables: dict[str, Any]) -> list[str]:
             )
         elif "test" in attrs and isinstance(attrs["test"], dict):
             test = attrs["test"]
-            lines.append(
+            if test.get("chi2") != test.get("chi2"):  # NaN: no test, and the table says why
+                why = str(test.get("note") or "nothing to compare").removesuffix(": no test")
+                lines.append(f"{name}: no test ({why})")
+                continue
+            line = (
                 f"{name}: chi2 {test['chi2']:.2f}, df {test['dof']}, p {test['p_value']:.4f}, "
                 f"Cramér's V {test['cramers_v']:.3f}"
             )
+            if test.get("warning"):
+                line += f"; caution: {test['warning']}"
+            lines.append(line)
     return lines
 
 
