@@ -2,7 +2,11 @@
 
     python benchmarks/bench_report.py [--rows 1000000] [--questions 20]
         [--part label|banner|workbook|all] [--banner-questions 40] [--data plain|awkward]
-        [--workbook-rows 200000]
+        [--workbook-rows 200000] [--design-rows 100000]
+
+The banner part also times ``sk.report.banner`` on a stratified cluster design (2,000 PSUs
+in 20 strata, ``--design-rows`` respondents, column letters) against a hand-written numpy
+computation of the same design-based t tests (:func:`design_baseline`), checked equal first.
 
 The workbook section (:func:`workbook`) builds the full report of ``--workbook-rows``
 generated respondents (raked to the channels, by channel, AAPOR rates per wave) and times
@@ -288,6 +292,136 @@ def banner_part(rows: int, questions: int, awkward: bool) -> None:
     print(f"| sk.report.banner | {timed:.3f} | {timed / baseline:.2f} |")
 
 
+DESIGN_PSUS = 2000
+DESIGN_STRATA = 20
+
+
+def design_frame(rows: int, questions: int, seed: int = 0) -> tuple[pd.DataFrame, Any, Any]:
+    """The banner survey with a stratified cluster design: 2,000 PSUs in 20 strata."""
+    df, codebook, kinds = banner_survey(rows, questions, False, seed)
+    rng = np.random.default_rng(seed + 1)
+    df["psu"] = rng.integers(0, DESIGN_PSUS, rows)
+    df["stratum"] = df["psu"] % DESIGN_STRATA
+    df["w"] = rng.lognormal(0, 0.5, rows)
+    return df, codebook, kinds
+
+
+def _rows_matrix(kind: str, labels: list[str]) -> tuple[Any, Any]:
+    """Per answer code the banner rows it counts in (as banner_baseline), and its value."""
+    if kind == "rating":
+        values = np.array([float(v) for v in labels])
+        order = np.argsort(values)
+        matrix = np.eye(len(values))[:, order]
+        top = (values >= 4).astype(float)[:, None]
+        bottom = (values <= 2).astype(float)[:, None]
+        return np.hstack([matrix, top, bottom]), values
+    if kind == "choice":
+        return np.hstack([np.eye(len(labels)), np.isin(labels, OPTIONS[:2])[:, None]]), None
+    options = ["A", "B", "C"]
+    return np.array([[o in x.split(";") for o in options] for x in labels], dtype=float), None
+
+
+def design_baseline(df: pd.DataFrame, kinds: dict[str, str], alpha: float = 0.05) -> Any:
+    """Design-based column letters by hand in numpy: each domain's PSU totals of its
+    linearised influence (one ``np.bincount`` per question and banner variable), the
+    stratified with-replacement variance of them (R's ``svyrecvar``), t statistics of every
+    pair of columns on the pair's PSUs minus strata minus 1 degrees of freedom, and
+    Bonferroni within each row. Returns the sorted |t| and the number of letters."""
+    w = df["w"].to_numpy()
+    psu = df["psu"].to_numpy()
+    stratum_of = np.arange(DESIGN_PSUS) % DESIGN_STRATA
+    n_h = np.bincount(stratum_of, minlength=DESIGN_STRATA).astype(float)
+    t_all: list[Any] = []
+    letters = 0
+    for question, kind in kinds.items():
+        codes, uniques = pd.factorize(df[question], use_na_sentinel=True)
+        labels = [str(u) for u in uniques]
+        if kind == "multi":  # an empty answer is "answered, no option"
+            labels = ["" if x == "nan" else x for x in labels]
+        matrix, values = _rows_matrix(kind, labels)
+        if values is not None:
+            matrix = np.hstack([matrix, values[:, None]])  # the mean's numerator
+        k = len(labels)
+        for name in BANNERS:
+            groups, _ = pd.factorize(df[name])
+            g = int(groups.max()) + 1
+            ok = codes >= 0
+            cell = (psu[ok] * g + groups[ok]) * k + codes[ok]
+            table = np.bincount(cell, weights=w[ok], minlength=DESIGN_PSUS * g * k)
+            table = table.reshape(DESIGN_PSUS, g, k)
+            # psu x g x rows: weighted sums of each row's y (one 2-D product, not 2,000)
+            sums = (table.reshape(-1, k) @ matrix).reshape(DESIGN_PSUS, g, -1)
+            weight = table.sum(axis=2)  # psu x g: weights of the answered
+            total_w = weight.sum(axis=0)
+            estimate = sums.sum(axis=0) / total_w[:, None]
+            z = (sums - weight[:, :, None] * estimate[None]) / total_w[None, :, None]
+            z = z.reshape(DESIGN_PSUS, -1)
+            means = np.eye(DESIGN_STRATA)[stratum_of].T @ z
+            centred = z - (means / n_h[:, None])[stratum_of]
+            scale = (n_h / (n_h - 1))[stratum_of][:, None]
+            vcov = (centred * scale).T @ centred
+            rows = matrix.shape[1]
+            variance = np.diag(vcov).reshape(g, rows)
+            seen = np.bincount(groups[ok] * DESIGN_PSUS + psu[ok], minlength=g * DESIGN_PSUS)
+            present = (seen.reshape(g, DESIGN_PSUS) > 0).astype(float)
+            strata = (present @ np.eye(DESIGN_STRATA)[stratum_of] > 0).astype(float)
+            i, j = (np.array(side) for side in zip(*combinations(range(g), 2), strict=True))
+            diagonal = np.einsum("arbr->abr", vcov.reshape(g, rows, g, rows))
+            se = np.sqrt(variance[i] + variance[j] - 2 * diagonal[i, j])
+            t = (estimate[i] - estimate[j]) / se
+            union = np.maximum(present[i], present[j]).sum(axis=1)
+            dof = union - np.maximum(strata[i], strata[j]).sum(axis=1) - 1
+            p = 2 * stats.t.sf(np.abs(t), dof[:, None])
+            t_all.append(np.abs(t).ravel())
+            letters += int((np.minimum(p * len(i), 1) < alpha).sum())
+    found = np.concatenate(t_all)
+    return {"t": np.sort(found[np.isfinite(found)]), "letters": letters}
+
+
+def banner_design_part(rows: int, questions: int) -> None:
+    """``sk.report.banner`` on a design (column letters) against ``design_baseline``."""
+    df, codebook, kinds = design_frame(rows, questions)
+    design = sk.Design(df, weights="w", strata="stratum", psu="psu")
+    nets = banner_nets(kinds)
+
+    def run() -> sk.report.Banner:
+        return sk.report.banner(
+            design, list(kinds), list(BANNERS), top_box=2, nets=nets, codebook=codebook,
+            test="columns", correction="bonferroni",
+        )
+
+    result = run()
+    hand = design_baseline(df, kinds)
+    tests = result.frame.attrs["tests"]
+    mine = np.sort(np.abs(tests["statistic"].to_numpy(dtype=float)))
+    mine = mine[np.isfinite(mine)]
+    assert len(mine) == len(hand["t"]), (len(mine), len(hand["t"]))
+    assert np.allclose(mine, hand["t"], rtol=1e-7), "banner and hand-written t differ"
+    found = int(sum(len(x) for x in result.frame["letters"]))
+    assert found == hand["letters"], (found, hand["letters"])
+    timed = best(run)
+    baseline = best(design_baseline, df, kinds)
+
+    def against_total() -> sk.report.Banner:
+        return sk.report.banner(
+            design, list(kinds), list(BANNERS), top_box=2, nets=nets, codebook=codebook,
+            test="total", correction="bonferroni",
+        )
+
+    total = best(against_total)
+    print(
+        f"banner on a design: {rows:,} respondents, {DESIGN_PSUS:,} PSUs in {DESIGN_STRATA} "
+        f"strata, {len(kinds)} questions x 20 columns, column letters; {len(tests):,} tests, "
+        f"{found:,} letters"
+    )
+    print("| step | seconds | ratio to baseline |")
+    print("|---|---|---|")
+    hand_name = "hand-written numpy (PSU totals, stratified variance, t tests)"
+    print(f"| {hand_name} | {baseline:.3f} | 1.00 |")
+    print(f"| sk.report.banner(design) | {timed:.3f} | {timed / baseline:.2f} |")
+    print(f"| sk.report.banner(design, test='total') (no hand-written baseline) | {total:.3f} | |")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--rows", type=int, default=1_000_000)
@@ -298,9 +432,15 @@ def main() -> None:
     )
     parser.add_argument("--banner-questions", type=int, default=40)
     parser.add_argument("--data", choices=["plain", "awkward"], default="plain")
+    parser.add_argument(
+        "--design-rows", type=int, default=100_000,
+        help="respondents of the banner on a design (0: skip it)",
+    )
     args = parser.parse_args()
     if args.part in ("banner", "all"):
         banner_part(args.rows, args.banner_questions, args.data == "awkward")
+        if args.design_rows:
+            banner_design_part(args.design_rows, args.banner_questions)
     if args.part == "workbook":
         workbook(args.workbook_rows, args.questions)
     if args.part in ("banner", "workbook"):

@@ -206,3 +206,95 @@ def test_without_test_only_counts_are_attached(survey: pd.DataFrame) -> None:
     assert table.attrs["test"] is None
     assert table.attrs["letters"] is None
     assert table.attrs["counts"].to_numpy().sum() == len(survey)
+
+
+# -- small bases, sparse tables and reliability flags (issue 23) -------------------------
+
+
+def cochran_by_hand(observed: np.ndarray) -> bool:
+    """Cochran's rule from scipy's expected counts: > 20% below 5, or any below 1."""
+    from scipy.stats.contingency import expected_freq
+
+    table = observed[observed.sum(axis=1) > 0][:, observed.sum(axis=0) > 0]
+    expected = expected_freq(table)
+    return bool((expected < 5).mean() > 0.2 or (expected < 1).any())
+
+
+@pytest.mark.parametrize(
+    ("n", "groups", "answers"),
+    [(8, 5, 6), (40, 3, 3), (600, 3, 3), (90, 2, 4), (1000, 6, 5)],
+    ids=["n8-30-cells", "n40", "n600", "n90-2x4", "n1000"],
+)
+def test_pearson_warns_by_cochrans_rule(n: int, groups: int, answers: int) -> None:
+    rng = np.random.default_rng(n)
+    df = pd.DataFrame(
+        {
+            "g": [f"g{k}" for k in rng.integers(0, groups, n)],
+            "Q": [f"a{k}" for k in rng.integers(0, answers, n)],
+        }
+    )
+    test = analysis.crosstab(df, "Q", "g").attrs["test"]
+    observed = pd.crosstab(df["Q"], df["g"]).to_numpy()
+    expected_warning = cochran_by_hand(observed)
+    assert bool(test["warning"]) is expected_warning
+    if expected_warning:
+        assert "Cochran" in test["warning"]
+        from scipy.stats.contingency import expected_freq
+
+        below = int((expected_freq(observed) < 5).sum())
+        assert test["warning"].startswith(f"{below} of {observed.size} expected counts")
+
+
+def test_the_issues_table_of_eight_respondents_warns() -> None:
+    df = pd.DataFrame({"g": list("aabbccdd"), "Q": list("xyzxyzxy")})
+    test = analysis.crosstab(df, "Q", "g").attrs["test"]
+    assert "Cochran" in test["warning"]
+    assert "below 1" in test["warning"]
+
+
+def test_column_bases_and_low_bases(survey: pd.DataFrame) -> None:
+    small = survey.iloc[:640].copy()
+    small.loc[small.index[:25], "region"] = "Tiny"  # 25 respondents
+    table = analysis.crosstab(small, "Q", "region")
+    bases = small.groupby("region").size()
+    assert table.attrs["bases"].to_dict() == bases.to_dict()
+    assert table.attrs["min_base"] == 30
+    assert table.attrs["low_base"].to_dict() == (bases < 30).to_dict()
+    assert table.attrs["low_base"]["Tiny"]
+    assert not np.isnan(table["Tiny"]).any()  # flagged, not suppressed
+    higher = analysis.crosstab(small, "Q", "region", min_base=200)
+    assert higher.attrs["low_base"].to_dict() == (bases < 200).to_dict()
+
+
+def test_cell_flags_are_the_nchs_flags_of_proportions(survey: pd.DataFrame) -> None:
+    small = survey.copy()
+    small.loc[small.index[:20], "region"] = "Tiny"
+    table = analysis.crosstab(small, "Q", "region")
+    flags = table.attrs["flags"]
+    assert flags.shape == table.shape
+    reference = analysis.proportions(small, "Q", by="region")
+    for row in reference.itertuples():
+        assert flags.loc[row.option, row.region] == row.flag, (row.option, row.region)
+    # n = 20: an effective sample size below 30, unreliable whatever the share
+    assert (flags["Tiny"] == "unreliable").all()
+    assert table.attrs["flag_reasons"].loc["Good", "Tiny"].startswith("effective sample size")
+
+
+def test_design_flags_and_warnings(survey: pd.DataFrame) -> None:
+    df = survey.copy()
+    df["psu"] = np.arange(len(df)) % 6  # 6 clusters: 5 degrees of freedom
+    design = analysis.Design(df, weights="w", psu="psu")
+    table = analysis.crosstab(design, "Q", "region")
+    warning = table.attrs["test"]["warning"]
+    assert "5 degrees of freedom" in warning
+    reference = analysis.proportions(design, "Q", by="region")
+    flags = table.attrs["flags"]
+    for row in reference.itertuples():
+        assert flags.loc[row.option, row.region] == row.flag
+    assert (flags == "review").any().any()  # df < 8
+    many = analysis.Design(df, weights="w")
+    assert analysis.crosstab(many, "Q", "region").attrs["test"]["warning"] == ""
+    small = df.copy()
+    small.loc[small.index[:12], "region"] = "Tiny"
+    warned = analysis.crosstab(analysis.Design(small, weights="w"), "Q", "region")
+    assert "1 column(s) with fewer than 30 respondents (Tiny)" in warned.attrs["test"]["warning"]

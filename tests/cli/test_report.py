@@ -111,3 +111,58 @@ def test_rate_sources_mistakes_are_one_line(
     said = run("--out", str(tmp_path / "r.xlsx"), *args, code=code)
     assert words in " ".join(said.split())
     assert not (tmp_path / "r.xlsx").exists()
+
+
+def test_banner_and_verbatims_sheets(tmp_path: Path) -> None:
+    out = tmp_path / "r.xlsx"
+    said = run("--out", str(out), "--banner", "channel,sortOrder", "--top-box", "2",
+               "--verbatims")
+    assert "a banner table by channel, sortOrder" in said
+    book = load_workbook(out)
+    assert {"Banner", "Verbatims"} <= set(book.sheetnames)
+    texts = [v for row in book["Banner"].iter_rows(values_only=True) for v in row if v]
+    assert "Top 2" in texts and "Bottom 2" in texts and "channel" in texts
+    assert any(str(t).startswith("Q1: ") for t in texts)
+    client = sk.Client.sandbox()
+    raw = client.surveys.results("CSAT-SMS-2026")
+    results = sk.label(raw, client.embedded.codebook("CSAT-SMS-2026"))  # "N/A" is missing
+    given = results["Q3"].astype("string").str.strip().fillna("").ne("")
+    rows = list(book["Verbatims"].iter_rows(min_row=4, values_only=True))
+    assert [r[2] for r in rows] == results.loc[given, "Q3"].astype(str).tolist()
+    assert [r[0] for r in rows] == results.loc[given, "respondentId"].astype(str).tolist()
+    contents = [c.value for c in book["Contents"]["A"]]
+    assert "Banner" in contents and "Verbatims" in contents
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        pytest.param(["--banner", "channel,nope"], "no column 'nope' in the results", id="column"),
+        pytest.param(["--banner", " , "], "no column named", id="empty"),
+        pytest.param(["--top-box", "2"], "--top-box goes with --banner", id="top-box"),
+        pytest.param(["--banner", "channel", "--top-box", "0"], "--top-box", id="zero"),
+    ],
+)
+def test_banner_mistakes_are_one_line(tmp_path: Path, args: list[str], words: str) -> None:
+    said = run("--out", str(tmp_path / "r.xlsx"), *args, code=2)
+    assert words in " ".join(said.split())
+    assert not (tmp_path / "r.xlsx").exists()
+
+
+def test_a_sparse_crosstab_says_caution(tmp_path: Path) -> None:
+    from scipy.stats.contingency import expected_freq
+
+    said = run("--out", str(tmp_path / "r.xlsx"), "--by", "sortOrder", "--by", "channel")
+    client = sk.Client.sandbox()
+    results = sk.label(
+        client.surveys.results("CSAT-SMS-2026"), client.embedded.codebook("CSAT-SMS-2026")
+    )
+    observed = pd.crosstab(results["Q1"], results["sortOrder"]).to_numpy()
+    assert min(observed.shape) >= 2
+    expected = expected_freq(observed[observed.sum(axis=1) > 0][:, observed.sum(axis=0) > 0])
+    assert (expected < 5).mean() > 0.2  # 10 respondents: Cochran's rule fires
+    line = next(x for x in said.splitlines() if x.startswith("Q1 x sortOrder: chi2"))
+    assert "caution: " in line and "Cochran's rule" in line
+    # one channel among the respondents: no test, said in words (not "chi2 nan")
+    line = next(x for x in said.splitlines() if x.startswith("Q1 x channel: "))
+    assert line == "Q1 x channel: no test (fewer than two answers or groups with answers)"

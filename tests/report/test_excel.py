@@ -107,3 +107,48 @@ def test_a_table_without_flags_has_no_legend(tmp_path: Path) -> None:
     sheet = load_workbook(tmp_path / "plain.xlsx")["shares"]
     values = [cell.value for row in sheet.iter_rows() for cell in row if cell.value]
     assert not [v for v in values if isinstance(v, str) and ("\u2021" in v or "\u2020" in v)]
+
+
+def test_a_crosstab_marks_low_bases_flags_and_a_sparse_test(tmp_path: Path) -> None:
+    from scipy.stats.contingency import expected_freq
+
+    df = pd.DataFrame(
+        {
+            "g": ["big"] * 400 + ["small"] * 12,
+            "Q": ["a"] * 300 + ["b"] * 99 + ["c"] + ["a"] * 11 + ["c"],
+        }
+    )
+    table = analysis.crosstab(df, "Q", "g")
+    observed = pd.crosstab(df["Q"], df["g"]).to_numpy()
+    assert (expected_freq(observed) < 1).any()  # so Cochran's rule fires
+    sk.to_excel({"crosstab": table}, tmp_path / "x.xlsx")
+    sheet = load_workbook(tmp_path / "x.xlsx")["crosstab"]
+    rows = [[cell.value for cell in row] for row in sheet.iter_rows()]
+    header = rows[2]
+    assert header[1:5] == ["big (A)", None, "small (B)", "*"]  # the low base's mark
+    by_label = {row[0]: row for row in rows if row and isinstance(row[0], str)}
+    base = by_label["Base (n, unweighted)"]
+    assert base[1:5] == [400, None, 12, "*"]
+    # the small column's cells are unreliable (n 12): the mark beside each percentage
+    for answer in ("a", "b", "c"):
+        assert "\u2021" in str(by_label[answer][4])
+    assert by_label["a"][2] is None or "\u2021" not in str(by_label["a"][2])
+    texts = [v for row in rows for v in row if isinstance(v, str)]
+    caution = [t for t in texts if t.startswith("Caution: ")]
+    assert len(caution) == 1 and "Cochran" in caution[0]
+    low = "* low base: fewer than 30 respondents answered in small"
+    assert any(t.startswith(low) for t in texts)
+    assert any(t.startswith("\u2021 unreliable") for t in texts)
+
+
+def test_a_crosstab_of_large_bases_has_no_marks(tmp_path: Path) -> None:
+    df = pd.DataFrame({"g": ["x", "y"] * 300, "Q": ["a", "b", "b", "a"] * 150})
+    sk.to_excel({"crosstab": analysis.crosstab(df, "Q", "g")}, tmp_path / "x.xlsx")
+    texts = [
+        v
+        for row in load_workbook(tmp_path / "x.xlsx")["crosstab"].iter_rows(values_only=True)
+        for v in row
+        if isinstance(v, str)
+    ]
+    assert not [t for t in texts if t.startswith(("Caution", "* low base", "\u2021"))]
+    assert "*" not in texts

@@ -361,3 +361,107 @@ def test_long_lines_wrap_within_the_table_width(weighted: tuple[sk.report.Report
     assert max(widths) <= 60
     tests = next(r for r in range(1, design.max_row + 1) if design.cell(r, 1).value == "tests")
     assert design.cell(tests, 2).alignment.wrap_text
+
+
+# ------------------------------------------------------------------ banner and verbatims
+
+
+@pytest.fixture(scope="module")
+def bannered(
+    results: tuple[pd.DataFrame, sk.Codebook], tmp_path_factory: Any
+) -> tuple[sk.report.Report, Path]:
+    df, codebook = results
+    report = build_report(
+        df,
+        codebook,
+        weights="base",
+        strata="stratum",
+        banner=["channel", "region"],
+        top_box=2,
+        verbatims=True,
+    )
+    path = tmp_path_factory.mktemp("wb") / "bannered.xlsx"
+    report.to_excel(path)
+    return report, path
+
+
+def test_the_banner_sheet_holds_the_designs_banner(
+    results: tuple[pd.DataFrame, sk.Codebook], bannered: tuple[sk.report.Report, Path]
+) -> None:
+    df, codebook = results
+    report, path = bannered
+    assert report.banner is not None
+    # the same banner straight from sk.report.banner on the same design and labels
+    design = sk.Design(sk.label(df, codebook), weights="base", strata="stratum")
+    expected = sk.report.banner(
+        design, ["Q1", "Q2", "Q3"], ["channel", "region"], top_box=2, codebook=codebook
+    ).frame
+    frame = report.banner.frame
+    assert frame.attrs["questions"] == ["Q1", "Q2", "Q3"]  # the free-text Q4 is no row
+    pd.testing.assert_frame_equal(frame, expected, rtol=1e-12)
+    assert frame.attrs["weights"]  # design-based, not the unweighted figures
+    book = load_workbook(path)
+    assert "Banner" in book.sheetnames
+    sheet = book["Banner"]
+    shares = sorted(
+        cell.value
+        for row in sheet.iter_rows()
+        for cell in row
+        if isinstance(cell.value, int | float) and cell.number_format == "0.0%"
+    )
+    shown = frame.loc[(frame["row"] != "Mean") & frame["estimate"].notna(), "estimate"]
+    np.testing.assert_allclose(shares, np.sort(shown.to_numpy()), rtol=1e-12)
+    headers = {cell.value for cell in sheet[5] if cell.value}
+    assert "North (A)" in headers and "Total" in headers
+    contents = book["Contents"]
+    listed = {contents.cell(r, 1).value: r for r in range(4, contents.max_row + 1)}
+    assert "Banner" in listed
+    link = contents.cell(listed["Banner"], 1).hyperlink
+    assert link is not None and link.location == "'Banner'!A1"
+    assert contents.cell(listed["Banner"], 2).value.startswith("Banner table: 3 questions by")
+    assert "Banner table" in _cover(path)
+
+
+def test_the_verbatims_sheet_keeps_every_answer_as_text(tmp_path: Path) -> None:
+    answers = ["=1+1", '=HYPERLINK("http://x","y")', "#N/A", "+1", "fine", "", None, "@SUM(A1)"]
+    df = pd.DataFrame(
+        {
+            "respondentId": [f"=R{i}" for i in range(len(answers))],
+            "Q1": [1, 2, 3, 4, 5, 1, 2, 3],
+            "Q2": answers,
+        }
+    )
+    codebook = sk.Codebook(
+        [
+            sk.report.Question("Q1", "Rate us", "rating", min=1, max=5),
+            sk.report.Question("Q2", "Anything else?", "text"),
+        ]
+    )
+    report = build_report(df, codebook, verbatims=True)
+    given = [a for a in answers if a]  # the empty and missing answers are no verbatim
+    assert report.verbatims is not None
+    assert report.verbatims["answer"].tolist() == given
+    path = tmp_path / "v.xlsx"
+    report.to_excel(path)
+    book = load_workbook(path)
+    sheet = book["Verbatims"]
+    assert [c.value for c in sheet[3]] == ["respondentId", "question", "answer"]
+    body = [[cell for cell in row] for row in sheet.iter_rows(min_row=4)]
+    assert [row[2].value for row in body] == given
+    assert [row[0].value for row in body] == [f"=R{i}" for i, a in enumerate(answers) if a]
+    assert all(cell.data_type == "s" for row in body for cell in row)  # text, no formula
+    assert "Verbatims" in _cover(path)["Not tabulated"]
+    without = build_report(df, codebook)
+    assert without.verbatims is None
+    without.to_excel(tmp_path / "w.xlsx")
+    assert "Verbatims" not in load_workbook(tmp_path / "w.xlsx").sheetnames
+
+
+def test_banner_mistakes_are_export_errors(results: tuple[pd.DataFrame, sk.Codebook]) -> None:
+    df, codebook = results
+    with pytest.raises(sk.ExportError, match="banner: 'nope' is not a column of the results"):
+        build_report(df, codebook, banner=["channel", "nope"])
+    with pytest.raises(sk.ExportError, match="top_box goes with banner="):
+        build_report(df, codebook, top_box=2)
+    with pytest.raises(sk.ExportError, match="no question a banner table shows"):
+        build_report(df, codebook, questions=["Q2", "Q4"], banner="Q2")

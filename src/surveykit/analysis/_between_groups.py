@@ -182,12 +182,20 @@ def pair_degrees_of_freedom(
     g = ids[keep]
 
     def unions(units: IntArray, size: int) -> FloatArray:
-        ones = np.ones(len(g))
-        incidence = sparse.csr_matrix((ones, (units[keep], g)), shape=(size, groups))
-        incidence.sum_duplicates()
-        incidence.data[:] = 1.0  # several rows of one unit and group count once
-        each = np.asarray(incidence.sum(axis=0), dtype=np.float64).ravel()
-        both = np.asarray((incidence.T @ incidence).toarray(), dtype=np.float64)
+        if groups * size <= max(4 * len(g), 1 << 20):
+            # a small (group, unit) table: one counting pass, then a dense product (the
+            # sparse matrix's index sorting cost 10x more on 100,000 rows)
+            seen = np.bincount(g * size + units[keep], minlength=groups * size) > 0
+            present = seen.reshape(groups, size).astype(np.float64)
+            each = present.sum(axis=1)
+            both = present @ present.T
+        else:
+            ones = np.ones(len(g))
+            incidence = sparse.csr_matrix((ones, (units[keep], g)), shape=(size, groups))
+            incidence.sum_duplicates()
+            incidence.data[:] = 1.0  # several rows of one unit and group count once
+            each = np.asarray(incidence.sum(axis=0), dtype=np.float64).ravel()
+            both = np.asarray((incidence.T @ incidence).toarray(), dtype=np.float64)
         return np.asarray(each[:, None] + each[None, :] - both, dtype=np.float64)
 
     psus = unions(structure.psu, len(structure.psu_stratum))

@@ -16,6 +16,7 @@ import pandas as pd
 from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
+from surveykit.analysis import _reliability as reliability
 from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._inputs import By, FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p
@@ -26,6 +27,13 @@ Z_LETTERS = "two-proportion z-test (pooled), Bonferroni over column pairs"
 T_LETTERS = (
     "design-based t-test of the column proportions (R svyttest), Bonferroni over column pairs"
 )
+MIN_BASE = 30
+"""A column with fewer respondents than this is a low base (flagged, as in banner tables)."""
+MIN_EXPECTED = 5
+"""Cochran's rule: at most 20% of expected counts below 5, and none below 1."""
+MAX_SPARSE_SHARE = 0.2
+FEW_DESIGN_DF = 8
+"""NCHS: a design with fewer degrees of freedom than this gives an unstable variance."""
 PAIR_COLUMNS = [
     "option",
     "column_a",
@@ -71,6 +79,7 @@ def crosstab(
     alpha: float = 0.05,
     kind: str | None = None,
     statistic: between.ChisqStatistic = "F",
+    min_base: int = MIN_BASE,
 ) -> pd.DataFrame:
     """Answers to ``question`` (rows) by the groups of ``by`` (columns), with tests.
 
@@ -132,6 +141,20 @@ def crosstab(
       "column_b", "estimate_a", "estimate_b", "difference" (b - a), "se", "statistic",
       "df", "p_value", "p_adjusted"]``.
     - ``"column_letters"``: ``{column label: letter}``.
+    - ``"bases"``: each column's respondents who answered (an integer Series; of non-zero
+      weight on a design), ``"low_base"`` whether it is below ``min_base`` (a bool
+      Series) and ``"min_base"``. A low base is flagged, not suppressed: its percentages
+      stay in the table, and the workbook marks the column.
+    - ``"flags"`` and ``"flag_reasons"``: DataFrames shaped like the table, NCHS's
+      reliability flag of each cell's proportion (``""``, ``"review"``, ``"unreliable"``;
+      :mod:`surveykit.analysis._reliability`, as ``proportions`` flags them: textbook
+      variance and ``n - 1`` degrees of freedom, or the design's domain variance and
+      degrees of freedom).
+    - ``test["warning"]``: ``""``, or why the test's p-value may not be trusted: for
+      Pearson's test, Cochran's rule (more than 20% of the expected counts below 5, or
+      one below 1; the expected counts are ``scipy.stats.contingency.expected_freq`` of
+      the tested table); for the Rao-Scott test, a design with fewer than 8 degrees of
+      freedom (NCHS) or a column with fewer than ``min_base`` respondents.
 
     The percentages are the weighted ones on a design; a multi-choice question's letters
     test each option's indicator among the column's respondents who answered.
@@ -148,6 +171,7 @@ def crosstab(
         kind: ``"multi"`` to split answers into options; another kind to keep them whole;
             None to decide from the answers.
         statistic: on a design, R's ``svychisq`` ``statistic``: ``"F"`` or ``"Chisq"``.
+        min_base: columns with fewer respondents who answered are flagged as low bases.
 
     Returns:
         The wide table described above.
@@ -189,6 +213,12 @@ def crosstab(
         )
     else:
         respondents = counts_frame
+    counted = (grouped.ids >= 0) & (ans.codes >= 0) & (True if w is None else w != 0)
+    bases = pd.Series(
+        np.bincount(grouped.ids[counted], minlength=grouped.count)[answered].astype(np.int64),
+        index=columns,
+        name="base",
+    )
     if normalize:
         with np.errstate(invalid="ignore", divide="ignore"):
             shown = pd.DataFrame(100 * table_w / base_w, index=index, columns=columns)
@@ -209,7 +239,21 @@ def crosstab(
         "letters": None,
         "letters_test": None,
         "letters_pairs": None,
+        "bases": bases,
+        "min_base": min_base,
+        "low_base": bases < min_base,
     }
+    figures = None
+    if design is None:
+        flags = _textbook_flags(table_w, bases.to_numpy(dtype=np.float64))
+    else:
+        column_ids = _positions(grouped.ids, answered)
+        figures = _domains.proportions(
+            design, ans.codes, len(ans.labels), column_ids, len(columns), ans.chosen
+        )
+        flags = _design_flags(design, figures, ans, rows, column_ids)
+    shown.attrs["flags"] = pd.DataFrame(flags[0], index=index, columns=columns)
+    shown.attrs["flag_reasons"] = pd.DataFrame(flags[1], index=index, columns=columns)
     if not test:
         return shown
     keep = (grouped.ids >= 0) & (ans.codes >= 0)
@@ -223,13 +267,18 @@ def crosstab(
         letters, pairs = _letters(table_w, base_w, keys, alpha)
         shown.attrs["letters_test"] = Z_LETTERS
     else:
-        column_ids = _positions(grouped.ids, answered)
+        assert figures is not None
         n = int((keep & (w != 0)).sum()) if w is not None else int(keep.sum())
         shown.attrs["test"] = _design_chi_square(
             design, ans, rows, column_ids, table_w, statistic
         ) | {"n": n, "weighted": True, "design": design.describe()}
         shown.attrs["test"]["n_eff"] = n / shown.attrs["test"].get("design_effect", np.nan)
-        letters, pairs = _design_letters(design, ans, rows, column_ids, len(columns), keys, alpha)
+        shown.attrs["test"]["warning"] = _design_warning(
+            design, shown.attrs["test"], bases, min_base
+        )
+        letters, pairs = _design_letters(
+            design, figures, ans, rows, column_ids, len(columns), keys, alpha
+        )
         shown.attrs["letters_test"] = T_LETTERS
     shown.attrs["letters"] = pd.DataFrame(letters, index=index, columns=columns)
     shown.attrs["letters_pairs"] = _pairs_frame(pairs, index, columns)
@@ -277,8 +326,58 @@ def _design_chi_square(
     )
 
 
+def _textbook_flags(table: FloatArray, bases: FloatArray) -> tuple[Any, Any]:
+    """NCHS flags of each cell's proportion, textbook: ``p (1 - p) / n`` on ``n - 1`` df."""
+    with np.errstate(invalid="ignore", divide="ignore"):
+        p = table / bases[None, :]
+        variance = p * (1 - p) / bases[None, :]
+    n = np.broadcast_to(bases[None, :], p.shape)
+    return reliability.proportion_flags(p, variance, n, n - 1)
+
+
+def _design_flags(
+    design: Design,
+    figures: _domains.DomainFigures,
+    ans: inputs.Answers,
+    rows: Any,
+    column_ids: IntArray,
+) -> tuple[Any, Any]:
+    """NCHS flags of each cell's proportion: the domain's variance and degrees of freedom."""
+    n_columns = figures.estimate.shape[0]
+    shown = np.flatnonzero(rows)
+    answered = np.where(ans.codes >= 0, column_ids, -1)
+    dof = reliability.domain_degrees_of_freedom(design, answered, n_columns)
+    p = figures.estimate[:, shown].T
+    variance = figures.variance[:, shown].T
+    n = np.broadcast_to(figures.n[None, :], p.shape)
+    return reliability.proportion_flags(p, variance, n, np.broadcast_to(dof[None, :], p.shape))
+
+
+def _design_warning(
+    design: Design, test: dict[str, Any], bases: pd.Series, min_base: int
+) -> str:
+    """Why a Rao-Scott test may not be trusted: few design df, or small columns."""
+    if test.get("statistic") != test.get("statistic"):  # no test (NaN)
+        return ""
+    parts = []
+    nu, _ = between._table_degrees_of_freedom(design)
+    if nu < FEW_DESIGN_DF:
+        parts.append(
+            f"the design has {nu} degrees of freedom (fewer than {FEW_DESIGN_DF}, NCHS): "
+            "its variances, and so this test, are unstable"
+        )
+    small = [str(c) for c, low in zip(bases.index, bases < min_base, strict=True) if low]
+    if small:
+        parts.append(
+            f"{len(small)} column(s) with fewer than {min_base} respondents "
+            f"({', '.join(small[:5])}{', ...' if len(small) > 5 else ''})"
+        )
+    return "; ".join(parts)
+
+
 def _design_letters(
     design: Design,
+    figures: _domains.DomainFigures,
     ans: inputs.Answers,
     rows: Any,
     column_ids: IntArray,
@@ -287,9 +386,6 @@ def _design_letters(
     alpha: float,
 ) -> tuple[Any, dict[str, Any]]:
     """Letters from design-based t tests of each pair of column proportions."""
-    figures = _domains.proportions(
-        design, ans.codes, len(ans.labels), column_ids, n_columns, ans.chosen
-    )
     n_options = figures.estimate.shape[1]
     shown = np.flatnonzero(rows)
     pairs = list(combinations(range(n_columns), 2))
@@ -342,6 +438,7 @@ def _chi_square(observed: FloatArray, *, multi: bool) -> dict[str, Any]:
         "dof": np.nan,
         "p_value": np.nan,
         "cramers_v": np.nan,
+        "warning": "",
     }
     if multi:
         return nan | {"note": "multi-choice options are not exclusive: no chi-square test"}
@@ -363,7 +460,28 @@ def _chi_square(observed: FloatArray, *, multi: bool) -> dict[str, Any]:
         "p_value": float(result.pvalue),
         "cramers_v": v,
         "note": "",
+        "warning": cochran_warning(result.expected_freq),
     }
+
+
+def cochran_warning(expected: FloatArray) -> str:
+    """Cochran's rule on a table's expected counts: ``""``, or why chi-square is unsafe.
+
+    The chi-square approximation is poor when more than 20% of the expected counts are
+    below 5 or any is below 1 (Cochran 1954).
+    """
+    expected = np.asarray(expected, dtype=np.float64)
+    below = int((expected < MIN_EXPECTED).sum())
+    smallest = float(expected.min()) if expected.size else np.nan
+    if below <= MAX_SPARSE_SHARE * expected.size and not smallest < 1:
+        return ""
+    text = (
+        f"{below} of {expected.size} expected counts ({below / expected.size:.0%}) are below "
+        f"{MIN_EXPECTED}"
+    )
+    if smallest < 1:
+        text += f", the smallest {smallest:.2f} (below 1)"
+    return text + ": the chi-square p-value is unreliable (Cochran's rule)"
 
 
 def _no_pairs() -> dict[str, Any]:

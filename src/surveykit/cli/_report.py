@@ -158,6 +158,29 @@ def report(
             help="Group estimates and crosstabs by this column (repeatable).", metavar="COLUMN"
         ),
     ] = None,
+    banner: Annotated[
+        list[str] | None,
+        typer.Option(
+            help="Add a banner table by these columns (comma-separated or repeated): every "
+            "question down, their levels across, with bases and significance letters.",
+            metavar="COLUMNS",
+        ),
+    ] = None,
+    top_box: Annotated[
+        int | None,
+        typer.Option(
+            "--top-box",
+            help="With --banner: 'Top k' and 'Bottom k' nets on every rating question.",
+            metavar="K",
+            min=1,
+        ),
+    ] = None,
+    verbatims: Annotated[
+        bool,
+        typer.Option(
+            "--verbatims", help="Add a sheet of every free-text answer (written as text)."
+        ),
+    ] = False,
     spss: Annotated[
         Path | None, typer.Option(help="Also write the labelled results (.sav).", metavar="FILE")
     ] = None,
@@ -213,6 +236,11 @@ def report(
     if not 0 < ci < 1:
         raise typer.BadParameter(f"{ci} is not between 0 and 1", param_hint="'--ci'")
     shares = read_targets(targets) if targets is not None else None
+    banners = [c.strip() for given in banner or [] for c in given.split(",") if c.strip()]
+    if banner and not banners:
+        raise typer.BadParameter("no column named", param_hint="'--banner'")
+    if top_box is not None and not banners:
+        raise usage("--top-box goes with --banner (the banner table's nets)")
     if dispositions is not None and journal:
         raise usage("give --dispositions or --journal, not both")
     if (events is not None or optouts is not None) and not journal:
@@ -247,6 +275,11 @@ def report(
                 raise typer.BadParameter(
                     f"no column {column!r} in the results of {survey}", param_hint=f"'{option}'"
                 )
+        for column in banners:
+            if column not in frame.columns:
+                raise typer.BadParameter(
+                    f"no column {column!r} in the results of {survey}", param_hint="'--banner'"
+                )
         if journal:
             status = sk.campaign_status(
                 frame, sends=list(journal), events=events, opt_outs=optouts
@@ -265,6 +298,9 @@ def report(
             ci=ci,
             survey=survey,
             dispositions=codes,
+            banner=banners or None,
+            top_box=top_box,
+            verbatims=verbatims,
         )
         result.to_excel(out)
         if spss is not None:
@@ -291,7 +327,12 @@ def report(
         typer.echo(line)
     for line in rate_lines(result.outcome_rates):
         typer.echo(line)
-    written = [f"wrote {len(result.tables)} tables and a cover to {out}"]
+    extra = ""
+    if result.banner is not None:
+        extra += f", a banner table by {', '.join(banners)}"
+    if result.verbatims is not None:
+        extra += f", {len(result.verbatims):,} verbatim answers"
+    written = [f"wrote {len(result.tables)} tables{extra} and a cover to {out}"]
     written += [f"wrote the labelled results to {p}" for p in (spss, stata) if p is not None]
     if spss is not None and any(
         q.kind == "multi" and q.labels and q.key in result.labelled.columns
@@ -343,7 +384,7 @@ def rate_lines(rates: Any) -> list[str]:
 
 
 def headlines(tables: dict[str, Any]) -> list[str]:
-    """One line per overall (ungrouped) mean or NPS, and per crosstab's test."""
+    """One line per overall (ungrouped) mean or NPS, and per crosstab's test (and caution)."""
     lines = []
     for name, table in tables.items():
         attrs = table.attrs
@@ -357,10 +398,17 @@ def headlines(tables: dict[str, Any]) -> list[str]:
             )
         elif "test" in attrs and isinstance(attrs["test"], dict):
             test = attrs["test"]
-            lines.append(
+            if test.get("chi2") != test.get("chi2"):  # NaN: no test, and the table says why
+                why = str(test.get("note") or "nothing to compare").removesuffix(": no test")
+                lines.append(f"{name}: no test ({why})")
+                continue
+            line = (
                 f"{name}: chi2 {test['chi2']:.2f}, df {test['dof']}, p {test['p_value']:.4f}, "
                 f"Cramér's V {test['cramers_v']:.3f}"
             )
+            if test.get("warning"):
+                line += f"; caution: {test['warning']}"
+            lines.append(line)
     return lines
 
 

@@ -46,6 +46,7 @@ from surveykit.analysis._inputs import FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p, two_sided_t_p
 from surveykit.errors import AnalysisInputError, CodebookError, ExportError
 from surveykit.report._codebook import Codebook, Question, code_text
+from surveykit.report._excel import wrap_notes
 
 Test = Literal["columns", "total"]
 Correction = Literal["bonferroni", "holm", "fdr_bh"]
@@ -91,7 +92,7 @@ _CORRECTION_NAMES: Final = {
 }
 _SCALED_KINDS: Final = ("rating", "nps")
 
-__all__ = ["COLUMNS", "CORRECTIONS", "TESTS", "Banner", "banner"]
+__all__ = ["COLUMNS", "CORRECTIONS", "TESTS", "Banner", "banner", "write_banner_sheet"]
 
 
 # -- the result ---------------------------------------------------------------------------
@@ -915,16 +916,66 @@ def _against_rest(
             higher[-1] = t
     else:
         answered = question.codes >= 0
-        rest_dof = np.array([float(design.subset(answered).degrees_of_freedom - 1)])
-        for c in keep:
-            ids = np.where(column.ids == c, 0, 1).astype(np.int64)
-            pair_p, sign = _design_tests(
-                question, design, ids, 2, np.array([0]), np.array([1]), rest_dof
-            )
-            p[:, c] = pair_p[:, 0]
-            higher[:, c] = sign[:, 0]
+        rest_dof = float(design.subset(answered).degrees_of_freedom - 1)
+        p[:, keep], higher[:, keep] = _design_against_rest(question, design, column, keep, rest_dof)
     p[:, ~tested] = np.nan
     return p, higher
+
+
+def _design_against_rest(
+    question: _Question, design: Design, column: _Column, keep: IntArray, dof: float
+) -> tuple[FloatArray, FloatArray]:
+    """R's ``svyttest(y ~ I(by == level), design)`` for every tested column at once.
+
+    The difference ``p_c - p_rest`` of column ``c``'s estimate and that of every other
+    respondent who answered has the influence ``w (y - p_c) / W_c`` on ``c``'s rows and
+    ``-w (y - p_rest) / W_rest`` on the others': per (column, answer code) a coefficient,
+    so one influence term and one variance matrix serve every column and row (what one
+    two-group domain estimate per column gave, with a pass over the rows each).
+    Returns the p-values and ``(p_c - p_rest) / se`` (rows x kept columns).
+    """
+    from surveykit.analysis._influence import Basis, Influence
+
+    g, n_codes = len(column.labels), question.matrix.shape[0]
+    values = (
+        [np.nan_to_num(question.values)[:, None]] if question.values is not None else []
+    )
+    y = np.hstack([question.matrix, *values])  # answer codes x rows: each row's y
+    rows = y.shape[1]
+    w = design.weights_array
+    inside = question.codes >= 0
+    cell = np.where(inside, column.ids * n_codes + question.codes, g * n_codes)
+    sums = np.bincount(cell, weights=w, minlength=g * n_codes + 1)[:-1].reshape(g, n_codes)
+    total_w = sums.sum(axis=1)  # per column W_c
+    totals = sums @ y  # per column the sums of y
+    k = len(keep)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        own = totals[keep] / total_w[keep][:, None]  # p_c (k x rows)
+        rest_w = total_w.sum() - total_w[keep]
+        rest = (totals.sum(axis=0)[None, :] - totals[keep]) / rest_w[:, None]
+    # coef[(d, code), (c, r)]: the influence per unit weight of a row of column d and code
+    coef = np.zeros((g, n_codes, k, rows))
+    for at, c in enumerate(keep):
+        scale = np.where(rest_w[at] > 0, 1.0 / np.where(rest_w[at] > 0, rest_w[at], 1.0), 0.0)
+        coef[:, :, at, :] = -(y[None, :, :] - rest[at][None, None, :]) * scale
+        if total_w[c] > 0:
+            coef[c, :, at, :] = (y - own[at][None, :]) / total_w[c]
+        else:
+            coef[c, :, at, :] = 0.0
+    influence = Influence(k * rows)
+    influence.add(
+        np.where(inside, w, 0.0),
+        Basis.one_hot(cell, g * n_codes),
+        np.nan_to_num(coef.reshape(g * n_codes, k * rows)),
+    )
+    variance = np.clip(np.diag(design.vcov(influence)), 0.0, None).reshape(k, rows)
+    se = np.sqrt(variance)
+    with np.errstate(invalid="ignore", divide="ignore"):
+        statistic = np.where(se > 0, (own - rest) / np.where(se > 0, se, 1.0), np.nan)
+    p = two_sided_t_p(statistic, np.full(statistic.shape, dof)) if dof >= 1 else np.full(
+        statistic.shape, np.nan
+    )
+    return p.T, statistic.T
 
 
 def adjust(p: FloatArray, method: Correction | None) -> FloatArray:
@@ -1089,20 +1140,44 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
 
 
 def _write_excel(frame: pd.DataFrame, path: Path) -> None:
+    book = new_workbook()
+    write_banner_sheet(book.create_sheet("Banner"), frame)
+    with atomic_path(path) as temporary:
+        save_workbook(book, temporary)
+
+
+def check_banner(frame: pd.DataFrame) -> None:
+    """Refuse (naming it) a text of the banner an .xlsx file cannot store.
+
+    Raises:
+        ExportError: a question, row, column or question text with a control character.
+    """
+    check_frame(frame[["question", "row", "banner", "column"]])
+    texts: Mapping[str, str] = frame.attrs.get("question_texts") or {}
+    for key, text in texts.items():
+        if character := control_character(str(text)):
+            raise ExportError(f"question text of {key!r}: {CANNOT_STORE.format(character)}")
+
+
+def write_banner_sheet(sheet: Any, frame: pd.DataFrame) -> None:
+    """Write a banner (:attr:`Banner.frame`) on an openpyxl ``sheet``: the grid and legend.
+
+    Each banner column takes two sheet columns (the figure as a number, its letters and
+    marks as text); every text is a text cell. Used by :meth:`Banner.to_excel` and by the
+    report workbook's banner sheet.
+
+    Raises:
+        ExportError: a text an .xlsx file cannot store (nothing is written on the sheet).
+    """
     from openpyxl.styles import Alignment, Font
 
     attrs = frame.attrs
     weighted = bool(attrs.get("weights"))
     texts: Mapping[str, str] = attrs.get("question_texts") or {}
     # a text an .xlsx file cannot store is refused, naming it, before anything is written
-    check_frame(frame[["question", "row", "banner", "column"]])
-    for key, text in texts.items():
-        if character := control_character(str(text)):
-            raise ExportError(f"question text of {key!r}: {CANNOT_STORE.format(character)}")
+    check_banner(frame)
     columns = list(dict.fromkeys(zip(frame["banner"], frame["column"], strict=True)))
     position = {key: i for i, key in enumerate(columns)}
-    book = new_workbook()
-    sheet = book.create_sheet("Banner")
     bold = Font(bold=True)
     sheet.cell(1, 1, "Banner table").font = Font(bold=True, size=12)
     sheet.cell(2, 1, attrs["notes"][0])
@@ -1164,10 +1239,10 @@ def _write_excel(frame: pd.DataFrame, path: Path) -> None:
         sheet.cell(r, 1, line)
         r += 1
     sheet.column_dimensions["A"].width = 28
+    # the legend wraps across the table, so a sheet printed one page wide is not shrunk
+    wrap_notes(sheet)
     sheet.page_setup.orientation = "landscape"
     sheet.page_setup.fitToWidth = 1
     sheet.page_setup.fitToHeight = 0
     sheet.sheet_properties.pageSetUpPr.fitToPage = True
     sheet.print_title_rows = f"{head}:{head + 1}"
-    with atomic_path(path) as temporary:
-        save_workbook(book, temporary)

@@ -17,6 +17,7 @@ import pandas as pd
 
 from surveykit.analysis._design import Design
 from surveykit.errors import ExportError
+from surveykit.report._banner import Banner
 from surveykit.report._codebook import Codebook
 from surveykit.report._excel import MISSING_GROUP
 from surveykit.report._label import Errors, label
@@ -31,6 +32,10 @@ FIELDWORK_COLUMNS: Final = ("invited", "started", "completed", "submitted", "dat
 """Datetime columns of the results whose span is the fieldwork (any letter case)."""
 
 SKIPPED_COLUMNS: Final = ["question", "text", "kind", "answers", "reason"]
+VERBATIM_COLUMNS: Final = ["respondentId", "question", "answer"]
+"""The columns of ``Report.verbatims``: one row per free-text answer."""
+BANNER_KINDS: Final = ("nps", "rating", "choice", "multi", "number")
+"""The question kinds a banner table shows (free text and dates are not rows)."""
 _PROPORTION_KINDS = ("rating", "choice", "multi")
 _CROSSTAB_KINDS = ("nps", "rating", "choice", "multi")
 
@@ -61,6 +66,11 @@ class Report:
         outcome_rates: AAPOR's outcome rates (:func:`surveykit.outcome_rates`), with a
             ``wave`` column (:data:`OVERALL` for every wave together); None when no
             dispositions were given.
+        banner: the banner table (:func:`surveykit.report.banner`) of every question it
+            shows by the ``banner`` variables, with the report's design; None when not
+            asked for.
+        verbatims: the free-text answers, ``["respondentId", "question", "answer"]`` (text),
+            one row per non-empty answer; None when not asked for.
     """
 
     labelled: pd.DataFrame
@@ -76,6 +86,8 @@ class Report:
     fieldwork: tuple[pd.Timestamp, pd.Timestamp] | None = None
     skipped: pd.DataFrame = field(default_factory=lambda: pd.DataFrame(columns=SKIPPED_COLUMNS))
     outcome_rates: pd.DataFrame | None = None
+    banner: Banner | None = None
+    verbatims: pd.DataFrame | None = None
 
     def to_excel(self, path: str | os.PathLike[str]) -> dict[str, str]:
         """Write the report workbook: a cover, contents, every table, the outcome rates.
@@ -117,6 +129,9 @@ def build_report(
     survey: str | None = None,
     dispositions: pd.DataFrame | pd.Series | None = None,
     outcome_rates: pd.DataFrame | None = None,
+    banner: str | Sequence[str] | None = None,
+    top_box: int | None = None,
+    verbatims: bool = False,
 ) -> Report:
     """Label the results, weight them, and estimate every question (by group when asked).
 
@@ -156,6 +171,14 @@ def build_report(
             ``wave`` column): the report carries the outcome rates, overall and per wave.
         outcome_rates: rates already computed (:func:`surveykit.outcome_rates`, with or
             without a ``wave`` column), instead of ``dispositions``.
+        banner: banner variables: the report also holds a banner table
+            (:func:`surveykit.report.banner`, letters between columns, Bonferroni) of every
+            question it can show (NPS, rating, choice, multi-choice, number; not the
+            banner variables themselves), with the report's design, written on its own
+            sheet.
+        top_box: with ``banner``, ``"Top k"`` and ``"Bottom k"`` nets on every rating.
+        verbatims: also keep every free-text answer (``Report.verbatims``, a
+            "Verbatims" sheet of the workbook).
 
     Returns:
         A :class:`Report`.
@@ -166,7 +189,8 @@ def build_report(
 
     Raises:
         ExportError: a question not in the codebook or the frame; both ``dispositions``
-            and ``outcome_rates``.
+            and ``outcome_rates``; a banner variable that is not a column of the results,
+            or a banner without a question to show.
         DispositionError: a disposition that is not an AAPOR code.
     """
     from surveykit import analysis
@@ -182,6 +206,12 @@ def build_report(
     if dispositions is not None and outcome_rates is not None:
         raise ExportError("give dispositions or outcome_rates, not both")
     groups = [] if by is None else [by] if isinstance(by, str) else list(by)
+    banners = [] if banner is None else [banner] if isinstance(banner, str) else list(banner)
+    for column in banners:
+        if column not in df.columns:
+            raise ExportError(f"banner: {column!r} is not a column of the results")
+    if top_box is not None and not banners:
+        raise ExportError("top_box goes with banner= (the banner table's nets)")
     labelled = label(df, codebook, errors=errors)
     tables: dict[str, pd.DataFrame] = {}
     used: pd.Series | None = None
@@ -226,6 +256,17 @@ def build_report(
                 table.attrs["base"] = _base(labelled, key, in_group, w, [column])
                 table.attrs["base"]["who"] += f" with a {column} value"
                 tables[f"{key} x {column}"] = table
+    banner_result: Banner | None = None
+    if banners:
+        from surveykit.report._banner import banner as banner_table
+
+        shown = [k for k in keys if codebook[k].kind in BANNER_KINDS and k not in banners]
+        if not shown:
+            raise ExportError(
+                "banner: no question a banner table shows (NPS, rating, choice, multi, "
+                "number) besides the banner variables"
+            )
+        banner_result = banner_table(data, shown, banners, top_box=top_box, codebook=codebook)
     return Report(
         labelled=labelled,
         codebook=codebook,
@@ -245,7 +286,37 @@ def build_report(
         fieldwork=fieldwork(df),
         skipped=pd.DataFrame(skipped, columns=SKIPPED_COLUMNS),
         outcome_rates=_rates(dispositions, outcome_rates),
+        banner=banner_result,
+        verbatims=_verbatims(labelled, codebook, keys) if verbatims else None,
     )
+
+
+def _verbatims(labelled: pd.DataFrame, codebook: Codebook, keys: Sequence[str]) -> pd.DataFrame:
+    """Every non-empty free-text answer as text: respondent, question, answer."""
+    ids = next((c for c in labelled.columns if str(c).lower() == "respondentid"), None)
+    respondents = (
+        labelled[ids].astype("string") if ids is not None else labelled.index.astype(str)
+    )
+    parts = []
+    for key in keys:
+        if codebook[key].kind != "text":
+            continue
+        answers = labelled[key].astype("string")
+        given = answers.notna() & answers.str.strip().fillna("").ne("")
+        parts.append(
+            pd.DataFrame(
+                {
+                    "respondentId": pd.Series(respondents, index=labelled.index)[given]
+                    .astype(object)
+                    .to_numpy(),
+                    "question": key,
+                    "answer": answers[given].astype(object).to_numpy(),
+                }
+            )
+        )
+    if not parts:
+        return pd.DataFrame({c: pd.Series(dtype=object) for c in VERBATIM_COLUMNS})
+    return pd.concat(parts, ignore_index=True)[VERBATIM_COLUMNS]
 
 
 def _answered(labelled: pd.DataFrame, key: str, kind: str) -> np.ndarray[Any, np.dtype[np.bool_]]:

@@ -39,6 +39,8 @@ FLAG_LEGEND: Final = (
     "column names the rule."
 )
 FLAG_MARK_COLUMN: Final = "\x00flag mark"
+LOW_BASE_MARK: Final = "*"
+"""The mark on a crosstab column whose base is below its ``min_base`` (header and base)."""
 _SHEET_BAD: Final = re.compile(r"[\[\]:*?/\\]")
 _PROPORTION_COLUMNS: Final = frozenset(
     {"estimate", "se", "ci_low", "ci_high", "estimate_a", "estimate_b", "difference"}
@@ -439,11 +441,16 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
     letters = _frame_of(attrs.get("letters"), frame)
     column_letters: dict[Any, str] = dict(attrs.get("column_letters") or {})
     top = _title(sheet, frame)
+    low = _low_bases(frame)
     names = [str(frame.index.name or "")]
     for group in frame.columns:
         letter = column_letters.get(group, column_letters.get(str(group), ""))
         names += [f"{group} ({letter})" if letter else str(group), ""]
     _header(sheet, top, names)
+    for g, group in enumerate(frame.columns):
+        if low.get(group, False):
+            sheet.cell(top, 3 + 2 * g, LOW_BASE_MARK)
+    flags = _frame_of(attrs.get("flags"), frame)
     numbers = frame.to_numpy(dtype="float64", na_value=math.nan)
     finite = numbers[~pd.isna(numbers)]
     if _are_counts(frame, attrs.get("counts_weighted", attrs.get("counts"))):
@@ -458,6 +465,8 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
             cell = sheet.cell(r, 2 + 2 * g, _value(frame.iat[r - top - 1, g]))
             cell.number_format = number_format
             mark = str(letters.iat[r - top - 1, g] or "")
+            flag = FLAG_MARKS.get(str(flags.iat[r - top - 1, g]), "")
+            mark = f"{mark} {flag}".strip()
             sheet.cell(r, 3 + 2 * g, mark or None)
     row = _column_bases(sheet, frame, top + len(frame) + 1) + 1
     row = _test_lines(sheet, frame, row)
@@ -470,16 +479,36 @@ def _crosstab_sheet(sheet: Any, frame: pd.DataFrame) -> None:
         sheet.column_dimensions[_letter(3 + 2 * g)].width = 6
 
 
+def _low_bases(frame: pd.DataFrame) -> dict[Any, bool]:
+    """Per crosstab column whether its base is below the table's ``min_base``."""
+    low = frame.attrs.get("low_base")
+    if low is None:
+        return {}
+    series = low if isinstance(low, pd.Series) else pd.Series(low)
+    return {c: bool(v) for c, v in series.items()}
+
+
 def _column_bases(sheet: Any, frame: pd.DataFrame, row: int) -> int:
-    """Write each column's base under the table (from ``attrs["base"]``); return the next row."""
+    """Write each column's base under the table; return the next row.
+
+    From ``attrs["base"]`` (``build_report``'s, with the weighted bases), else from the
+    crosstab's own ``attrs["bases"]``; a low base carries its mark beside it.
+    """
     from openpyxl.styles import Font
 
     base = frame.attrs.get("base")
-    if not isinstance(base, Mapping) or not base.get("groups"):
+    own = frame.attrs.get("bases")
+    if isinstance(base, Mapping) and base.get("groups"):
+        groups = base["groups"]
+        column = frame.columns.name if frame.columns.name in groups else next(iter(groups))
+        bases: Mapping[str, Any] = groups[column]
+    elif own is not None:
+        series = own if isinstance(own, pd.Series) else pd.Series(own)
+        bases = {str(c): [v, None] for c, v in series.items()}
+        base = {}
+    else:
         return row
-    groups = base["groups"]
-    column = frame.columns.name if frame.columns.name in groups else next(iter(groups))
-    bases: Mapping[str, Any] = groups[column]
+    low = _low_bases(frame)
     lines = [("Base (n, unweighted)", 0, COUNT)]
     if base.get("weighted") is not None:
         lines.append(("Weighted base", 1, COUNT))
@@ -491,6 +520,8 @@ def _column_bases(sheet: Any, frame: pd.DataFrame, row: int) -> int:
                 continue
             cell = sheet.cell(row, 2 + 2 * g, _value(pair[position]))
             cell.number_format = number_format
+            if position == 0 and low.get(group, False):
+                sheet.cell(row, 3 + 2 * g, LOW_BASE_MARK)
         row += 1
     return row
 
@@ -543,6 +574,17 @@ def _crosstab_notes(frame: pd.DataFrame, column_letters: Mapping[Any, str]) -> l
         )
     elif isinstance(test, Mapping) and test.get("note"):
         notes.append(f"No test: {test['note']}")
+    if isinstance(test, Mapping) and test.get("warning"):
+        notes.append(f"Caution: {test['warning']}.")
+    low = [str(c) for c, v in _low_bases(frame).items() if v]
+    if low:
+        notes.append(
+            f"{LOW_BASE_MARK} low base: fewer than {attrs.get('min_base', 30)} respondents "
+            f"answered in {', '.join(low)}; its percentages are shown but rest on few people."
+        )
+    flags = attrs.get("flags")
+    if flags is not None and _frame_of(flags, frame).isin(list(FLAG_MARKS)).any().any():
+        notes.append(FLAG_LEGEND.replace(" The flag_reason column names the rule.", ""))
     if column_letters and len(frame.columns) >= 2:
         alpha = attrs.get("alpha", 0.05)
         how = attrs.get("letters_test") or "column-proportion z-tests, Bonferroni-adjusted"

@@ -9,7 +9,9 @@
   AAPOR's outcome rates;
 - **Contents**: a link to every other sheet, with what it holds and its base;
 - **Outcome rates**: RR1-RR6, COOP1-4, REF1-3 and CON1-3, every wave and each wave;
-- **Not tabulated**: free-text and date questions with their number of answers.
+- **Not tabulated**: free-text and date questions with their number of answers;
+- **Banner** (``build_report(banner=...)``): the banner table of every question it shows;
+- **Verbatims** (``build_report(verbatims=True)``): every free-text answer, as text.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Final
 import pandas as pd
 
 from surveykit._util.atomic import atomic_path
-from surveykit._util.sheets import new_workbook, save_workbook
+from surveykit._util.sheets import check_frame, new_workbook, save_workbook
 from surveykit.report._excel import (
     COUNT,
     PERCENT,
@@ -41,6 +43,8 @@ COVER: Final = "Cover"
 CONTENTS: Final = "Contents"
 RATES: Final = "Outcome rates"
 SKIPPED: Final = "Not tabulated"
+BANNER: Final = "Banner"
+VERBATIMS: Final = "Verbatims"
 
 RATE_TEXTS: Final = {
     "RR1": "Response rate 1: completes / (eligible + unknown eligibility)",
@@ -81,10 +85,14 @@ def write_report(report: Report, path: str | os.PathLike[str]) -> dict[str, str]
     """
     rates = report.outcome_rates
     names = [COVER, CONTENTS, *report.tables]
+    if report.banner is not None:
+        names.append(BANNER)
     if rates is not None and len(rates):
         names.append(RATES)
     if len(report.skipped):
         names.append(SKIPPED)
+    if report.verbatims is not None:
+        names.append(VERBATIMS)
     sheets = dict(zip(sheet_names(names), names, strict=True))
     by_name = {name: sheet for sheet, name in sheets.items()}
     book = new_workbook()
@@ -96,6 +104,12 @@ def write_report(report: Report, path: str | os.PathLike[str]) -> dict[str, str]
         _rates_sheet(book[by_name[RATES]], rates)
     if SKIPPED in by_name:
         _skipped_sheet(book[by_name[SKIPPED]], report.skipped)
+    if report.banner is not None:
+        from surveykit.report._banner import write_banner_sheet
+
+        write_banner_sheet(book[by_name[BANNER]], report.banner.frame)
+    if report.verbatims is not None:
+        _verbatims_sheet(book[by_name[VERBATIMS]], report.verbatims)
     _contents_sheet(book[by_name[CONTENTS]], report, sheets)
     _cover_sheet(book[by_name[COVER]], report, by_name)
     with atomic_path(Path(path)) as temporary:
@@ -119,12 +133,25 @@ def cover_lines(report: Report) -> list[tuple[str, str]]:
             "answers)"
             for row in report.skipped.to_dict("records")
         )
+        if report.verbatims is not None:
+            listed += f"; the free-text answers are on the sheet {VERBATIMS}"
         lines.append(("Not tabulated", listed))
     lines.append(("Groups (by)", ", ".join(report.by) or "none"))
     lines += _design_lines(report)
     lines.append(("Confidence level", f"{report.ci:.0%}"))
     lines.append(("Intervals", _intervals(report)))
     lines.append(("Tests", _tests(report)))
+    if report.banner is not None:
+        attrs = report.banner.frame.attrs
+        lines.append(
+            (
+                "Banner table",
+                f"{', '.join(attrs['questions'])} by {', '.join(attrs['banner'])} (sheet "
+                f"{BANNER}): letters by {attrs['letters_test']}, alpha {attrs['alpha']:g}; "
+                f"bases under {attrs['min_base']} flagged, under {attrs['suppress_below']} "
+                "suppressed",
+            )
+        )
     lines.append(("Counts and bases", _counts_note(report)))
     rates = _cover_rates(report)
     if rates:
@@ -366,6 +393,14 @@ def _what(report: Report, name: str) -> str:
         return "AAPOR outcome rates (response, cooperation, refusal, contact), per wave"
     if name == SKIPPED:
         return "Questions not tabulated (free text, dates) and their number of answers"
+    if name == BANNER and report.banner is not None:
+        attrs = report.banner.frame.attrs
+        return (
+            f"Banner table: {len(attrs['questions'])} questions by "
+            f"{', '.join(attrs['banner']) or 'the total'}, with bases and significance letters"
+        )
+    if name == VERBATIMS and report.verbatims is not None:
+        return f"Free-text answers, verbatim ({len(report.verbatims):,} answers)"
     table = report.tables[name]
     attrs = table.attrs
     if attrs.get("estimate") == "design":
@@ -473,3 +508,31 @@ def _skipped_sheet(sheet: Any, skipped: pd.DataFrame) -> None:
     sheet.column_dimensions["E"].width = 28
     wrap_notes(sheet)
     fit_width(sheet)
+
+
+def _verbatims_sheet(sheet: Any, verbatims: pd.DataFrame) -> None:
+    """Every free-text answer: respondent, question, answer, each a text cell."""
+    from openpyxl.styles import Alignment, Font
+
+    from surveykit.errors import ExportError
+
+    frame = verbatims.astype(object).where(verbatims.notna(), None)
+    try:
+        check_frame(frame)
+    except ExportError as exc:
+        raise ExportError(f"verbatims: {exc}") from None
+    sheet.cell(1, 1, "Verbatims: free-text answers").font = Font(bold=True, size=12)
+    sheet.cell(2, 1, "Every non-empty answer, exactly as given (text, never a formula).")
+    for column, name in enumerate(frame.columns, start=1):
+        sheet.cell(3, column, str(name)).font = Font(bold=True)
+    wrap = Alignment(wrap_text=True, vertical="top")
+    for row, values in enumerate(frame.itertuples(index=False), start=4):
+        for column, value in enumerate(values, start=1):
+            cell = sheet.cell(row, column, None if value is None else str(value))
+            if column == 3:
+                cell.alignment = wrap
+    sheet.column_dimensions["A"].width = 16
+    sheet.column_dimensions["B"].width = 12
+    sheet.column_dimensions["C"].width = 80
+    sheet.freeze_panes = "A4"
+    fit_width(sheet, landscape=False)
