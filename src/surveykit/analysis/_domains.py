@@ -108,29 +108,40 @@ def _padded(values: FloatArray, fill: float) -> FloatArray:
     return np.append(np.nan_to_num(values, nan=fill), fill)
 
 
+def _dot(a: FloatArray, b: FloatArray) -> float:
+    """``sum(a * b)`` in numpy's own loop.
+
+    ``np.dot`` of long vectors starts BLAS threads, whose spinning afterwards a busy machine
+    charges to the process.
+    """
+    return float(np.einsum("i,i->", a, b))
+
+
 def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFigures:
     """The weighted mean of ``y`` (NaN: no answer) per group, R's ``svymean``."""
     w = design.weights_array
     missing = np.isnan(y)
     if groups == 1:  # a common case: codes are 0 or the spare bin 1, and nothing is gathered
         missing |= ids < 0
-        codes = missing.astype(np.int64)
     else:
         codes = _domain(ids, missing, groups)
         missing = codes == groups
     some_missing = bool(missing.any())
     y0 = np.where(missing, 0.0, y) if some_missing else y
-    if groups == 1:  # sums over the domain are dot products: y0 (later resid) is 0 outside
-        sum_w = np.array([float(w.sum()) - (float(w[missing].sum()) if some_missing else 0.0)])
-        totals = np.array([float(np.dot(w, y0))])
+    if groups == 1:  # sums over the domain are dot products with the weights 0 outside it
+        wd = np.where(missing, 0.0, w) if some_missing else w
+        sum_w = np.array([float(wd.sum())])
+        totals = np.array([_dot(wd, y0)])
     else:
         sum_w = _sum(codes, w, groups)
         totals = _sum(codes, w * y0, groups)
     mean = _divide(totals, sum_w)
-    resid = y0 - (float(np.nan_to_num(mean[0])) if groups == 1 else _padded(mean, 0.0)[codes])
-    if groups == 1 and missing.any():
-        resid[missing] = 0.0
-    w_resid = w * resid
+    if groups == 1:  # resid is not 0 outside the domain, but wd and so w_resid are
+        resid = y0 - float(np.nan_to_num(mean[0]))
+        w_resid = wd * resid
+    else:
+        resid = y0 - _padded(mean, 0.0)[codes]
+        w_resid = w * resid
 
     def influence() -> Influence:
         out = Influence(groups)
@@ -142,16 +153,20 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         return out
 
     def statistic(sums: Sums) -> FloatArray:
-        return _divide(sums(y0, codes, groups), sums(None, codes, groups))
+        ids = missing.astype(np.int64) if groups == 1 else codes
+        return _divide(sums(y0, ids, groups), sums(None, ids, groups))
 
     vcov, variance = _variance(design, influence, statistic, mean)
     if groups == 1:
-        answered = np.array([float(len(y) - int(missing.sum()))])
-        squares = np.array([float(np.dot(w_resid, resid))])
+        answered = np.array([float(len(y) - np.count_nonzero(missing))])
+        squares = np.array([_dot(w_resid, resid)])
     else:
         answered = _sum(codes, None, groups)
         squares = _sum(codes, w_resid * resid, groups)
-    n = answered if design.all_positive else _nonzero(design, codes, groups)
+    if design.all_positive:
+        n = answered
+    else:
+        n = _nonzero(design, missing.astype(np.int64) if groups == 1 else codes, groups)
     srs = _divide(squares, sum_w * (n - 1))
     return DomainFigures(
         estimate=mean[:, None],

@@ -83,7 +83,8 @@ R_NAMES = {
 
 Sums = Callable[[FloatArray | None, IntArray, int], FloatArray]
 """``sums(values, ids, size)``: per replicate (rows) and group, the weighted sums of
-``values`` (None: 1) over the rows of each group id (-1: none)."""
+``values`` (None: 1) over the rows of each group id (-1: none). ``values`` must be finite
+on every row (rows in no group weigh 0, and 0 times NaN would not be 0)."""
 
 DENSE_CELLS = 4_000_000
 """Unit x group tables up to this many cells are dense (bincount); larger ones sparse."""
@@ -93,6 +94,13 @@ CHUNK_CELLS = 8_000_000
 
 RANK_TOLERANCE = 1e-5
 """Relative tolerance of the replicate weights' rank (R's ``qr(..., tol=1e-5)`` in degf)."""
+
+SPARE_UNITS = 16
+"""Units beyond the number of replicates that the rank's certificate takes (see
+``_Replicates._full_rank_shown``)."""
+
+LDL_BLOCK = 32
+"""Columns per block of the certificate's LDL' factorisation."""
 
 SMALL_PRODUCT = 4_000_000
 """Groups x PSUs x replicates up to this many products are summed without BLAS."""
@@ -120,24 +128,45 @@ class _Jackknife:
     psu_stratum: IntArray
     n_strata: int
 
+    @cached_property
+    def _starts(self) -> IntArray | None:
+        """Where each stratum's PSUs start, when PSUs are coded stratum by stratum.
+
+        A design codes its PSUs sorted by stratum, every stratum with at least one PSU, so
+        a stratum's PSU totals are one ``np.add.reduceat`` slice (None: not so coded).
+        """
+        order = self.psu_stratum
+        counts = np.bincount(order, minlength=self.n_strata)
+        if len(order) == 0 or (counts == 0).any() or (np.diff(order) < 0).any():
+            return None
+        return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    def _strata_totals(self, z: FloatArray) -> FloatArray:
+        """Per stratum the sums of the PSU totals ``z`` (PSUs x k -> strata x k)."""
+        if self._starts is not None:
+            return np.asarray(np.add.reduceat(z, self._starts, axis=0), dtype=np.float64)
+        out = np.zeros((self.n_strata, z.shape[1]))
+        np.add.at(out, self.psu_stratum, z)
+        return out
+
     def totals(self, z: FloatArray | sparse.csr_matrix) -> FloatArray:
         """Per replicate the totals, from the PSU totals ``z`` (PSUs x k)."""
         from scipy import sparse
 
-        indicator = sparse.csr_matrix(
-            (
-                np.ones(len(self.psu_stratum)),
-                (self.psu_stratum, np.arange(len(self.psu_stratum))),
-            ),
-            shape=(self.n_strata, len(self.psu_stratum)),
-        )
         if isinstance(z, sparse.csr_matrix):
+            indicator = sparse.csr_matrix(
+                (
+                    np.ones(len(self.psu_stratum)),
+                    (self.psu_stratum, np.arange(len(self.psu_stratum))),
+                ),
+                shape=(self.n_strata, len(self.psu_stratum)),
+            )
             total = np.asarray(z.sum(axis=0)).ravel()
             strata = np.asarray((indicator @ z).todense())
             own = np.asarray(z[self.psu].todense())
         else:
             total = z.sum(axis=0)
-            strata = np.asarray(indicator @ z)
+            strata = self._strata_totals(z)
             own = z[self.psu]
         c = self.coef
         return np.asarray(
@@ -301,12 +330,9 @@ class _Replicates:
         units, n_units = self._unit_codes()
         cells = self._cells(units, n_units, ids, size)
         # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
-        if values is None:
-            weight = self.row_scale if cells.outside is None else cells.zeroed(self.row_scale)
-        else:
-            weight = self.row_scale * values
-            if cells.outside is not None:
-                np.putmask(weight, cells.outside, 0.0)
+        # Their weights are zeroed once per estimate, for all its sums.
+        scale = cells.scaled(self.row_scale)
+        weight = scale if values is None else scale * values
         table = cells.table(weight)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
@@ -393,7 +419,12 @@ class _Replicates:
 
     @cached_property
     def rank(self) -> int:
-        """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1)."""
+        """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1).
+
+        The rank of the units' multipliers (a row's weights are its unit's times its base
+        weight): a jackknife's by formula; otherwise full when a subset of units shows it
+        (:meth:`_full_rank_shown`, no BLAS), else the eigenvalues of their Gram matrix.
+        """
         if self.greg is not None or self.calfun is not None:  # R's calibrate() keeps degf
             return replace(self, greg=None, calfun=None).rank
         units, n_units = self._unit_codes()
@@ -407,20 +438,57 @@ class _Replicates:
             if known is not None:
                 return known
         where = np.flatnonzero(present)
+        if self._full_rank_shown(where):
+            return self.count
         gram = np.zeros((self.count, self.count))
         step = max(1, CHUNK_CELLS // max(self.count, 1))
-        raw = self.factors if self.factors is not None else self._raw(slice(None))
         for start in range(0, len(where), step):
-            chosen = where[start : start + step]
-            if self.calibration is None:
-                block = raw[chosen]
-            else:
-                assert self.unit_psu is not None and self.unit_cell is not None
-                block = raw[self.unit_psu[chosen]] * self.calibration[:, self.unit_cell[chosen]].T
+            block = self._unit_rows(where[start : start + step])
             gram += block.T @ block
         values = np.linalg.eigvalsh(gram)
         top = float(values.max(initial=0.0))
         return int((values > top * RANK_TOLERANCE**2).sum()) if top > 0 else 0
+
+    def _unit_rows(self, chosen: IntArray) -> FloatArray:
+        """The multipliers of units ``chosen`` in every replicate (len(chosen) x replicates)."""
+        raw = self.factors if self.factors is not None else self._raw(slice(None))
+        if self.calibration is None:
+            return np.asarray(raw[chosen], dtype=np.float64)
+        assert self.unit_psu is not None and self.unit_cell is not None
+        return np.asarray(
+            raw[self.unit_psu[chosen]] * self.calibration[:, self.unit_cell[chosen]].T,
+            dtype=np.float64,
+        )
+
+    def _full_rank_shown(self, where: IntArray) -> bool:
+        """Whether the multipliers of units ``where`` have full column rank, by a certificate.
+
+        The rank is full when the smallest eigenvalue of their Gram matrix ``G`` exceeds
+        ``RANK_TOLERANCE**2`` times the largest. ``G`` is at least the Gram matrix ``G_S``
+        of any subset ``S`` of the units, and its largest eigenvalue at most the sum of
+        squares of every multiplier, so a factorisation ``G_S - floor I = L D L'`` with
+        every pivot positive, ``floor`` that sum times the tolerance (plus room for
+        rounding), shows it. ``S`` is a few more units than replicates, spread over the
+        units; all in numpy's own loops (no BLAS threads), a few milliseconds for 200
+        replicates. False when not shown (too few units, a rank-deficient or badly
+        conditioned ``G_S``): the caller computes the eigenvalues then.
+        """
+        count = self.count
+        if len(where) < count + SPARE_UNITS:
+            return False
+        squares = 0.0
+        step = max(1, CHUNK_CELLS // count)
+        if self.calibration is None and self.factors is not None and len(where) == self.n_psu:
+            squares = float(np.einsum("ij,ij->", self.factors, self.factors))
+        else:
+            for start in range(0, len(where), step):
+                block = self._unit_rows(where[start : start + step])
+                squares += float(np.einsum("ij,ij->", block, block))
+        picked = np.unique(np.linspace(0, len(where) - 1, count + SPARE_UNITS).round())
+        rows = self._unit_rows(where[picked.astype(np.int64)])
+        gram = np.einsum("pr,ps->rs", rows, rows)
+        rounding = 8.0 * count * count * float(np.finfo(np.float64).eps)
+        return squares > 0 and _exceeds(gram, squares * (RANK_TOLERANCE**2 + rounding))
 
     # -- calibration of every replicate -----------------------------------------------
 
@@ -542,6 +610,33 @@ class _Replicates:
         return out
 
 
+def _exceeds(gram: FloatArray, floor: float) -> bool:
+    """Whether every eigenvalue of the symmetric ``gram`` is above ``floor``.
+
+    ``gram - floor I`` is factorised as ``L D L'`` without pivoting; every pivot in ``D``
+    is positive exactly when that matrix is positive definite. Blocked, with numpy's own
+    loops (``np.multiply.outer``, ``np.einsum``) rather than LAPACK, whose threads a busy
+    machine charges to the process long after the call.
+    """
+    a = np.array(gram, dtype=np.float64)
+    n = len(a)
+    a[np.diag_indices(n)] -= floor
+    for start in range(0, n, LDL_BLOCK):
+        stop = min(start + LDL_BLOCK, n)
+        for j in range(start, stop):  # the panel: columns start..stop, every row below
+            pivot = a[j, j]
+            if not pivot > 0:
+                return False
+            factor = a[j + 1 :, j] / pivot
+            if j + 1 < stop:
+                a[j + 1 :, j + 1 : stop] -= np.multiply.outer(factor, a[j, j + 1 : stop])
+            a[j + 1 :, j] = factor
+        if stop < n:  # the rest: less L D L' of the panel
+            lower = a[stop:, start:stop]
+            a[stop:, stop:] -= np.einsum("ik,k,jk->ij", lower, np.diagonal(a)[start:stop], lower)
+    return True
+
+
 @dataclass(frozen=True)
 class _Cells:
     """Each row's unit x group cell: ``key`` for a dense table, the codes for a sparse one.
@@ -556,6 +651,7 @@ class _Cells:
     size: int
     outside: npt.NDArray[np.bool_] | None
     key: IntArray | None
+    _scaled: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @staticmethod
     def of(units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
@@ -576,10 +672,16 @@ class _Cells:
                 key += ids
         return _Cells(units, ids, n_units, size, outside, key)
 
-    def zeroed(self, weight: FloatArray) -> FloatArray:
-        """``weight`` with the rows outside every group at 0."""
-        assert self.outside is not None
-        return np.where(self.outside, 0.0, weight)
+    def scaled(self, row_scale: FloatArray) -> FloatArray:
+        """``row_scale`` with the rows outside every group at 0 (kept for the next sum)."""
+        if self.outside is None:
+            return row_scale
+        kept = self._scaled
+        if kept and kept[0] is row_scale:
+            return cast(FloatArray, kept[1])
+        out = np.where(self.outside, 0.0, row_scale)
+        kept[:] = [row_scale, out]
+        return out
 
     def table(self, weight: FloatArray) -> FloatArray | sparse.csr_matrix:
         """Per unit and group the sums of ``weight`` (units x size), dense or sparse."""
