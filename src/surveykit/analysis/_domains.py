@@ -136,9 +136,8 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         sum_w = _sum(codes, w, groups)
         totals = _sum(codes, w * y0, groups)
     mean = _divide(totals, sum_w)
-    if groups == 1:  # resid is not 0 outside the domain, but wd and so w_resid are
+    if groups == 1:  # resid is not 0 outside the domain, but wd is
         resid = y0 - float(np.nan_to_num(mean[0]))
-        w_resid = wd * resid
     else:
         resid = y0 - _padded(mean, 0.0)[codes]
         w_resid = w * resid
@@ -147,19 +146,21 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         out = Influence(groups)
         safe = np.where(sum_w > 0, sum_w, 1.0)
         if groups == 1:  # the row values are 0 outside the domain: no codes needed
-            out.add(w_resid / safe[0], Basis.constant())
+            out.add(wd * resid / safe[0], Basis.constant())
         else:
             out.add(w_resid / _padded(safe, 1.0)[codes], Basis.one_hot(codes, groups))
         return out
 
     def statistic(sums: Sums) -> FloatArray:
-        ids = missing.astype(np.int64) if groups == 1 else codes
-        return _divide(sums(y0, ids, groups), sums(None, ids, groups))
+        if groups == 1:  # the mask is the codes: 0 in the domain, 1 (no group) outside
+            top = sums(y0, missing, 1, lambda: wd * y0)
+            return _divide(top, sums(None, missing, 1, lambda: wd))
+        return _divide(sums(y0, codes, groups), sums(None, codes, groups))
 
     vcov, variance = _variance(design, influence, statistic, mean)
     if groups == 1:
         answered = np.array([float(len(y) - np.count_nonzero(missing))])
-        squares = np.array([_dot(w_resid, resid)])
+        squares = np.array([float(np.einsum("i,i,i->", wd, resid, resid))])
     else:
         answered = _sum(codes, None, groups)
         squares = _sum(codes, w_resid * resid, groups)

@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -81,10 +81,30 @@ R_NAMES = {
     "other": "other",
 }
 
-Sums = Callable[[FloatArray | None, IntArray, int], FloatArray]
-"""``sums(values, ids, size)``: per replicate (rows) and group, the weighted sums of
-``values`` (None: 1) over the rows of each group id (-1: none). ``values`` must be finite
-on every row (rows in no group weigh 0, and 0 times NaN would not be 0)."""
+Codes = IntArray | npt.NDArray[np.bool_]
+"""Group ids per row (-1 or ``size``: none), or for one group a mask of the rows in none."""
+
+
+class Sums(Protocol):
+    """``sums(values, ids, size, weighted=None)``: per replicate and group, weighted sums.
+
+    The sums (replicates x ``size``) of ``values`` (None: 1) over the rows of each group id
+    (-1 or ``size``: in no group; with ``size`` 1 a boolean mask of the rows in no group
+    will do). ``values`` must be finite on every row (rows in no group weigh 0, and 0
+    times NaN is not 0). ``weighted``, when given, makes the full-sample weights times
+    ``values`` with 0 on the rows in no group: a design whose replicate weights are its
+    full-sample weights times PSU multipliers (not calibrated, not a subset) sums those
+    rather than weighting ``values`` again.
+    """
+
+    def __call__(
+        self,
+        values: FloatArray | None,
+        ids: Codes,
+        size: int,
+        weighted: Callable[[], FloatArray] | None = None,
+    ) -> FloatArray: ...
+
 
 DENSE_CELLS = 4_000_000
 """Unit x group tables up to this many cells are dense (bincount); larger ones sparse."""
@@ -314,8 +334,18 @@ class _Replicates:
         step = max(1, CHUNK_CELLS // max(units, 1))
         return [slice(a, min(a + step, self.count)) for a in range(0, self.count, step)]
 
-    def sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
-        """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size)."""
+    def sums(
+        self,
+        values: FloatArray | None,
+        ids: Codes,
+        size: int,
+        weighted: FloatArray | None = None,
+    ) -> FloatArray:
+        """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size).
+
+        ``weighted``: ``row_scale * values`` (``row_scale`` for no values) already made,
+        0 on the rows in no group (see :class:`Sums`).
+        """
         if self.calfun is not None:
             return self._calfun_sums(values, ids, size)
         if self.greg is not None:
@@ -331,8 +361,11 @@ class _Replicates:
         cells = self._cells(units, n_units, ids, size)
         # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
         # Their weights are zeroed once per estimate, for all its sums.
-        scale = cells.scaled(self.row_scale)
-        weight = scale if values is None else scale * values
+        if weighted is not None:
+            weight = weighted
+        else:
+            scale = cells.scaled(self.row_scale)
+            weight = scale if values is None else scale * values
         table = cells.table(weight)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
@@ -348,7 +381,7 @@ class _Replicates:
             out[chosen] = np.asarray((across @ self.multipliers(chosen)).T)
         return out
 
-    def _cells(self, units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
+    def _cells(self, units: IntArray, n_units: int, ids: Codes, size: int) -> _Cells:
         """The unit x group cell of every row, kept for the next call with the same ids.
 
         An estimate asks for several sums over the same groups (a mean: of ``y`` and of the
@@ -367,7 +400,7 @@ class _Replicates:
         """Drop the rows' cells kept by :meth:`_cells` (at the end of an estimate)."""
         self._last_cells.clear()
 
-    def _calfun_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
+    def _calfun_sums(self, values: FloatArray | None, codes: Codes, size: int) -> FloatArray:
         """Sums of a design calibrated per replicate by ``grake``, a chunk at a time.
 
         Weights are made rows x chunk of replicates, never rows x replicates at once.
@@ -377,6 +410,7 @@ class _Replicates:
         assert self.calfun is not None
         inner = replace(self, calfun=None)
         n = len(self.psu)
+        ids = np.asarray(codes, dtype=np.int64)
         inside = (ids >= 0) & (ids < size)
         row_values = np.where(inside, 1.0 if values is None else values, 0.0)
         indicator = sparse.csr_matrix(
@@ -654,10 +688,15 @@ class _Cells:
     _scaled: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @staticmethod
-    def of(units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
-        """Code the cells of ``ids`` (one unsigned comparison finds -1 and ``size``)."""
-        ids = np.ascontiguousarray(ids, dtype=np.int64)
-        outside: npt.NDArray[np.bool_] | None = ids.view(np.uint64) >= size
+    def of(units: IntArray, n_units: int, codes: Codes, size: int) -> _Cells:
+        """Code the cells of ``codes`` (one unsigned comparison finds -1 and ``size``)."""
+        outside: npt.NDArray[np.bool_] | None
+        if codes.dtype == np.bool_ and size == 1:  # a mask of the rows in no group
+            outside = cast(npt.NDArray[np.bool_], codes)
+            ids = np.zeros(0, dtype=np.int64)  # not read: one group
+        else:
+            ids = np.ascontiguousarray(codes, dtype=np.int64)
+            outside = ids.view(np.uint64) >= size
         assert outside is not None
         if not outside.any():
             outside = None
@@ -1167,9 +1206,22 @@ class ReplicateDesign(Design):
             "a replicate design has no linearised variance; its estimates use replicate_vcov"
         )
 
-    def replicate_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
-        """Per replicate and group id the weighted sums of ``values`` (replicates x size)."""
-        return self._replicates.sums(values, ids, size)
+    def replicate_sums(
+        self,
+        values: FloatArray | None,
+        ids: Codes,
+        size: int,
+        weighted: Callable[[], FloatArray] | None = None,
+    ) -> FloatArray:
+        """Per replicate and group id the weighted sums of ``values`` (replicates x size).
+
+        See :class:`Sums`; ``weighted`` is used only where the replicates' base weights are
+        the design's weights (the same array: no calibration, no subset).
+        """
+        reps = self._replicates
+        if weighted is None or reps.row_scale is not self.weights_array:
+            return reps.sums(values, ids, size)
+        return reps.sums(values, ids, size, weighted())
 
     def replicate_vcov(
         self, statistic: Callable[[Sums], FloatArray], estimate: FloatArray
