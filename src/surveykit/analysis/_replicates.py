@@ -295,6 +295,7 @@ class _Replicates:
     calfun: _Calfun | None = None  # calibrate() with raking, logit or bounds
     _last_cells: list[Any] = field(default_factory=list, compare=False, repr=False)
     notes: tuple[str, ...] = field(default=())
+    whole: bool = False  # known: no row_scale is 0 (no subset), so no row pass to check
 
     @property
     def count(self) -> int:
@@ -429,7 +430,7 @@ class _Replicates:
 
     def restricted(self, keep: npt.NDArray[np.bool_]) -> _Replicates:
         """The replicates of a subset (rows outside weigh 0 in every replicate)."""
-        return replace(self, row_scale=np.where(keep, self.row_scale, 0.0))
+        return replace(self, row_scale=np.where(keep, self.row_scale, 0.0), whole=False)
 
     # -- variance ---------------------------------------------------------------------
 
@@ -462,7 +463,7 @@ class _Replicates:
         if self.greg is not None or self.calfun is not None:  # R's calibrate() keeps degf
             return replace(self, greg=None, calfun=None).rank
         units, n_units = self._unit_codes()
-        if self.row_scale.all():  # no subset: every unit has a row (units are coded from rows)
+        if self.whole or self.row_scale.all():  # every unit has a row (units come from rows)
             present = np.ones(n_units, dtype=bool)
         else:
             present = np.zeros(n_units, dtype=bool)
@@ -768,41 +769,35 @@ def _jackknife(structure: _Structure, method: str) -> tuple[_Jackknife, float, F
     h = len(s.n_psu)
     n_h = s.n_psu.astype(np.float64)
     finite = 1.0 - s.fraction
-    psus: list[IntArray] = []
-    strata: list[IntArray] = []
-    coef: list[FloatArray] = []
-    rscales: list[FloatArray] = []
-    for stratum in range(h):
-        members = np.flatnonzero(s.psu_stratum == stratum)
-        n = len(members)
-        if finite[stratum] <= 0:  # every PSU sampled: R drops its replicates
-            continue
-        if n == 1:
-            if s.lonely == "adjust" and h > 1:
-                b = h / (h - 1)
-                psus.append(members[:1])
-                strata.append(np.array([stratum], dtype=np.int64))
-                coef.append(np.array([[b, -b, 0.0]]))
-                rscales.append(np.array([(h - 1) / h]))
-            continue
-        a = n / (n - 1)
-        psus.append(members)
-        strata.append(np.full(n, stratum))
-        coef.append(np.tile([1.0, a - 1.0, -a], (n, 1)))
-        rscales.append(np.full(n, finite[stratum] * (n - 1) / n))
-    if not psus:
+    # one replicate per PSU, stratum by stratum: none where every PSU was sampled (R drops
+    # them); a lonely PSU's under "adjust" (its stratum dropped, the others times H/(H-1))
+    order = np.argsort(s.psu_stratum, kind="stable")
+    in_stratum = s.psu_stratum[order]
+    sampled = finite[in_stratum] > 0
+    size = n_h[in_stratum]
+    lonely = sampled & (size == 1) & (s.lonely == "adjust") & (h > 1)
+    chosen = (sampled & (size > 1)) | lonely
+    if not chosen.any():
         raise AnalysisInputError(
             "replicates: every stratum was sampled whole or has one PSU, so there is no "
             "replicate to make (you have the whole population)"
         )
+    n = size[chosen]
+    alone = lonely[chosen]
+    a = n / np.where(alone, 1.0, n - 1)
+    b = h / (h - 1) if h > 1 else 0.0
+    coef = np.where(
+        alone[:, None], np.array([b, -b, 0.0]), np.column_stack([np.ones(len(n)), a - 1.0, -a])
+    )
+    stratum = in_stratum[chosen]
+    r = np.where(alone, (h - 1) / h, finite[stratum] * (n - 1) / n)
     jackknife = _Jackknife(
-        psu=np.concatenate(psus).astype(np.int64),
-        stratum=np.concatenate(strata).astype(np.int64),
-        coef=np.vstack(coef),
+        psu=np.asarray(order[chosen], dtype=np.int64),
+        stratum=np.asarray(stratum, dtype=np.int64),
+        coef=np.asarray(coef, dtype=np.float64),
         psu_stratum=s.psu_stratum,
         n_strata=h,
     )
-    r = np.concatenate(rscales).astype(np.float64)
     if method == "jk1":  # R keeps the JK1 factor in scale, not rscales
         return jackknife, float(finite[0] * (n_h[0] - 1) / n_h[0]), np.ones(len(r))
     return jackknife, 1.0, r
@@ -958,6 +953,7 @@ def replicate_design(
         rscales=rscales,
         mse=bool(mse),
         method=method,
+        whole=design.all_positive,  # positive weights: positive base weights
     )
     for step in design._steps:
         if isinstance(step, PostStratum):
