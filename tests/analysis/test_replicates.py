@@ -357,6 +357,18 @@ def test_the_bootstrap_rank_certificate_gives_the_eigenvalue_rank(seed: int) -> 
     assert twice.rank == _numerical_rank(twice) == _numerical_rank(reps)
 
 
+@pytest.mark.parametrize("shift", [0.0, 1e3, 1e7])
+def test_a_means_design_effect_does_not_move_with_a_shift_of_the_answers(shift: float) -> None:
+    """Far from 0 the one-pass sum of squares would cancel: the two-pass one takes over."""
+    frame = data("apistrat")
+    design = sk.Design(frame, weights="pw", strata="stype", fpc="fpc")
+    shifted = design.with_data(frame.assign(api00=frame["api00"] + shift))
+    for a, b in ((design, shifted), (design.replicates("jkn"), shifted.replicates("jkn"))):
+        expected, got = sa.means(a, "api00").iloc[0], sa.means(b, "api00").iloc[0]
+        assert got["deff"] == pytest.approx(expected["deff"], rel=1e-9)
+        assert got["se"] == pytest.approx(expected["se"], rel=1e-6 if shift > 1e6 else 1e-9)
+
+
 # -- supplied replicate weights -------------------------------------------------------
 
 
