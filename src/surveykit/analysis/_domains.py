@@ -121,14 +121,16 @@ CANCELLATION = 1e-3
 """A one-pass sum of squares is kept when it keeps at least this share of the raw sum."""
 
 
-def _centred_squares(w: FloatArray, y: FloatArray, centre: float, total: float) -> float:
+def _centred_squares(
+    w: FloatArray, y: FloatArray, centre: float, total: float, wy: FloatArray | None
+) -> float:
     """``sum w (y - centre)^2``, ``centre`` being ``total / sum w`` (``total = sum w y``).
 
-    In one pass as ``sum w y^2 - total centre`` when that loses at most 3 of the 16
-    digits (``y`` within about 30 standard deviations of its mean, as answers are);
-    otherwise in two, from the residuals.
+    In one pass as ``sum w y^2 - total centre`` (``wy``: ``w y`` if made) when that loses
+    at most 3 of the 16 digits (``y`` within about 30 standard deviations of its mean, as
+    answers are); otherwise in two, from the residuals.
     """
-    raw = float(np.einsum("i,i,i->", w, y, y))
+    raw = float(np.einsum("i,i,i->", w, y, y) if wy is None else np.einsum("i,i->", wy, y))
     squares = raw - total * centre
     if squares > raw * CANCELLATION:
         return squares
@@ -141,7 +143,8 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
     w = design.weights_array
     missing = np.isnan(y)
     if groups == 1:  # a common case: codes are 0 or the spare bin 1, and nothing is gathered
-        missing |= ids < 0
+        if ids.any():  # ids are 0, or -1 for rows in no group (read once, unless some are)
+            missing |= ids < 0
     else:
         codes = _domain(ids, missing, groups)
         missing = codes == groups
@@ -183,7 +186,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
     vcov, variance = _variance(design, influence, statistic, mean)
     if groups == 1:
         answered = np.array([float(len(y) - np.count_nonzero(missing))])
-        squares = np.array([_centred_squares(wd, y0, centre, float(totals[0]))])
+        squares = np.array([_centred_squares(wd, y0, centre, float(totals[0]), wy)])
     else:
         answered = _sum(codes, None, groups)
         squares = _sum(codes, w_resid * resid, groups)
