@@ -19,11 +19,19 @@ Sections (each checked to give the baseline's numbers to 1e-9 before it is timed
 - ``domains``: ``means(design, "y", by="dom")`` (90 domains of the whole sample).
 - ``rake``: ``design.rake`` on 3 margins then ``means`` with the calibrated se; baseline:
   the same IPF iterations on codes, then R's 10 sweeps of residuals on the rows.
-- ``replicates``: JKn and a 200-replicate bootstrap (where ``Design.replicates`` exists);
-  baseline: PSU totals times PSU-level multipliers.
+- ``jk1``, ``jkn``, ``bootstrap``: a mean's replicate se, the replicates built inside the
+  timing: JK1 (the same rows without strata, 2,000 PSUs), JKn (2,000 replicates) and a
+  200-replicate bootstrap; baseline: PSU totals, the delete-one totals from them (the
+  jackknives, checked equal to surveykit's se) or times PSU-level multipliers drawn by
+  hand (the bootstrap; not checked: the draws differ). The baselines compute the
+  replicate se only, not what ``means`` also reports (the full-sample mean, its design
+  effect, degrees of freedom and interval).
 
 Times are CPU seconds of this process (``time.process_time``; the machine is shared), the
 median of ``--rounds`` alternating rounds; ratio = surveykit / numpy (lower is better).
+Each timed call starts after a pause of ``SETTLE`` seconds: BLAS worker threads keep
+spinning for up to about 0.1 s after a threaded call, and ``process_time`` would charge
+that to whichever call comes next.
 Memory: the peak of tracemalloc-tracked allocations during one call, relative to the frame
 (``df.memory_usage(deep=True)``). ``--peers`` runs R's ``survey`` on the same data (through
 ``Rscript``, timed inside R with ``system.time``) and Python's ``svy`` (a python with svy
@@ -187,10 +195,15 @@ def floor_rake(
 # -- timing ---------------------------------------------------------------------------
 
 
+SETTLE = 0.25
+"""Seconds to wait before a timed call, for the previous call's BLAS threads to go idle."""
+
+
 def cpu(call: Callable[[], Any], rounds: int) -> float:
     times = []
     for _ in range(rounds):
         gc.collect()
+        time.sleep(SETTLE)
         start = time.process_time()
         call()
         times.append(time.process_time() - start)
@@ -261,22 +274,26 @@ def sections(
         lambda: floor_rake(floor, df, y, targets, iterations),
     )
     if hasattr(design, "replicates"):
-        out.update(_replicate_sections(design, floor, y))
+        out.update(_replicate_sections(design, floor, y, df, lonely))
     else:
         print("replicates: Design.replicates is not there yet; section skipped")
     return out
 
 
 def _replicate_sections(
-    design: Any, floor: Floor, y: np.ndarray
+    design: Any, floor: Floor, y: np.ndarray, df: pd.DataFrame, lonely: str
 ) -> dict[str, tuple[Callable[[], Any], Callable[[], Any]]]:
-    """JKn and a 200-replicate bootstrap: building the replicates and a mean's se.
+    """JK1, JKn and a 200-replicate bootstrap: building the replicates and a mean's se.
 
-    The baseline draws the same kind of PSU multipliers itself (a with-replacement draw of
-    n_h - 1 PSUs per stratum, rescaled) and multiplies the PSU totals by them: what a
-    hand-written bootstrap needs at the least. No figure check: the draws differ.
+    The jackknife baselines take the delete-one totals from the PSU totals, as R's
+    ``jk1weights``/``jknweights`` replicates give them, and are checked equal to
+    surveykit's se. The bootstrap's draws the same kind of PSU multipliers itself (a
+    with-replacement draw of n_h - 1 PSUs per stratum, rescaled) and multiplies the PSU
+    totals by them: what a hand-written bootstrap needs at the least. No figure check
+    there: the draws differ.
     """
     p = floor.n_psu_total
+    unstratified = sk.Design(df, weights="w", psu="psu", lonely_psu=lonely)
 
     def boot_floor() -> float:
         rng = np.random.default_rng(5)
@@ -312,7 +329,28 @@ def _replicate_sections(
         n_h = n_h[n_h > 1]
         return float(np.sqrt(np.sum((n_h - 1) / n_h * (theta - theta.mean()) ** 2)))
 
+    def jk1_floor() -> float:
+        ok = ~np.isnan(y)
+        wd = np.where(ok, floor.w, 0.0)
+        top = np.bincount(floor.psu, wd * np.where(ok, y, 0.0), minlength=p)
+        bottom = np.bincount(floor.psu, wd, minlength=p)
+        # Delete PSU i (the others' rescaling by p / (p - 1) cancels in the ratio).
+        theta = (top.sum() - top) / (bottom.sum() - bottom)
+        return float(np.sqrt((p - 1) / p * np.sum((theta - theta.mean()) ** 2)))
+
+    if lonely != "adjust":  # the edge frame's lonely PSU: R's JKn replicate differs
+        check(
+            "jkn",
+            sk.analysis.means(design.replicates("jkn"), "y")["se"].to_numpy()[0],
+            jkn_floor(),
+        )
+    check(
+        "jk1",
+        sk.analysis.means(unstratified.replicates("jk1"), "y")["se"].to_numpy()[0],
+        jk1_floor(),
+    )
     return {
+        "jk1": (lambda: sk.analysis.means(unstratified.replicates("jk1"), "y"), jk1_floor),
         "jkn": (lambda: sk.analysis.means(design.replicates("jkn"), "y"), jkn_floor),
         "bootstrap": (
             lambda: sk.analysis.means(design.replicates("bootstrap", replicates=200, seed=5), "y"),

@@ -300,6 +300,75 @@ def test_jkn_rank_formula_matches_a_numerical_rank() -> None:
         assert jackknife.rank(present) == expected
 
 
+def test_the_ldl_certificate_agrees_with_the_eigenvalues() -> None:
+    from surveykit.analysis._replicates import _exceeds
+
+    rng = np.random.default_rng(11)
+    for _ in range(200):
+        n = int(rng.integers(1, 90))
+        x = rng.normal(size=(int(rng.integers(1, 2 * n + 2)), n)) * rng.uniform(0.1, 10, n)
+        gram = x.T @ x
+        values = np.linalg.eigvalsh(gram)
+        for floor in (0.0, values.min() / 2, values.min() * 2, float(np.median(values))):
+            if abs(values.min() - floor) > 1e-9 * values.max():  # not on the edge
+                assert _exceeds(gram, floor) == (values.min() > floor)
+
+
+def _numerical_rank(reps: Any) -> int:
+    """The eigenvalue rank of the units' multipliers, as computed before the certificate."""
+    units, n_units = reps._unit_codes()
+    present = np.zeros(n_units, dtype=bool)
+    present[units[reps.row_scale != 0]] = True
+    rows = reps._unit_rows(np.flatnonzero(present))
+    values = np.linalg.eigvalsh(rows.T @ rows)
+    return int((values > values.max() * 1e-10).sum())
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_the_bootstrap_rank_certificate_gives_the_eigenvalue_rank(seed: int) -> None:
+    """Full rank is shown on a subset of PSUs; short of it, the eigenvalues decide."""
+    rng = np.random.default_rng(seed)
+    strata, per = int(rng.integers(2, 6)), int(rng.integers(2, 40))
+    frame = pd.DataFrame(
+        {
+            "h": np.repeat(np.arange(strata), per * 3),
+            "p": np.repeat(np.arange(strata * per), 3),
+            "w": rng.uniform(1, 3, strata * per * 3),
+            "y": rng.normal(size=strata * per * 3),
+            "g": rng.integers(0, 3, strata * per * 3),
+        }
+    )
+    design = sk.Design(frame, weights="w", strata="h", psu="p")
+    for count in (5, strata * per // 2, strata * per - strata, strata * per + 10):
+        replicated = design.replicates("bootstrap", replicates=max(count, 2), seed=seed)
+        for version in (
+            replicated,
+            replicated.subset(frame["g"] != 0),
+            replicated.rake({"g": {0: 0.3, 1: 0.3, 2: 0.4}}),
+        ):
+            reps = version._replicates
+            assert reps.rank == _numerical_rank(reps)
+    # a replicate repeated: never shown full, so the eigenvalues count it once
+    reps = design.replicates("bootstrap", replicates=6, seed=seed)._replicates
+    assert reps.factors is not None
+    twice = dataclasses.replace(
+        reps, factors=np.hstack([reps.factors, reps.factors[:, :1]]), rscales=np.ones(7)
+    )
+    assert twice.rank == _numerical_rank(twice) == _numerical_rank(reps)
+
+
+@pytest.mark.parametrize("shift", [0.0, 1e3, 1e7])
+def test_a_means_design_effect_does_not_move_with_a_shift_of_the_answers(shift: float) -> None:
+    """Far from 0 the one-pass sum of squares would cancel: the two-pass one takes over."""
+    frame = data("apistrat")
+    design = sk.Design(frame, weights="pw", strata="stype", fpc="fpc")
+    shifted = design.with_data(frame.assign(api00=frame["api00"] + shift))
+    for a, b in ((design, shifted), (design.replicates("jkn"), shifted.replicates("jkn"))):
+        expected, got = sa.means(a, "api00").iloc[0], sa.means(b, "api00").iloc[0]
+        assert got["deff"] == pytest.approx(expected["deff"], rel=1e-9)
+        assert got["se"] == pytest.approx(expected["se"], rel=1e-6 if shift > 1e6 else 1e-9)
+
+
 # -- supplied replicate weights -------------------------------------------------------
 
 

@@ -33,6 +33,7 @@ from surveykit.analysis._intervals import (
     proportion_interval,
     t_interval,
 )
+from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 Data = pd.DataFrame | Design
@@ -592,6 +593,8 @@ def _mean_columns(
 
 def _answered_dof(design: Design, grouped: inputs.Groups, *values: FloatArray) -> FloatArray:
     """Per group the degrees of freedom of its rows that answered (no NaN in ``values``)."""
+    if isinstance(design, ReplicateDesign):  # one figure, whoever answered: no row pass
+        return reliability.domain_degrees_of_freedom(design, grouped.ids, grouped.count)
     missing = np.zeros(len(grouped.ids), dtype=bool)
     for v in values:
         missing |= np.isnan(v)

@@ -48,7 +48,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Literal, cast
+from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -81,9 +81,30 @@ R_NAMES = {
     "other": "other",
 }
 
-Sums = Callable[[FloatArray | None, IntArray, int], FloatArray]
-"""``sums(values, ids, size)``: per replicate (rows) and group, the weighted sums of
-``values`` (None: 1) over the rows of each group id (-1: none)."""
+Codes = IntArray | npt.NDArray[np.bool_]
+"""Group ids per row (-1 or ``size``: none), or for one group a mask of the rows in none."""
+
+
+class Sums(Protocol):
+    """``sums(values, ids, size, weighted=None)``: per replicate and group, weighted sums.
+
+    The sums (replicates x ``size``) of ``values`` (None: 1) over the rows of each group id
+    (-1 or ``size``: in no group; with ``size`` 1 a boolean mask of the rows in no group
+    will do). ``values`` must be finite on every row (rows in no group weigh 0, and 0
+    times NaN is not 0). ``weighted``, when given, makes the full-sample weights times
+    ``values`` with 0 on the rows in no group: a design whose replicate weights are its
+    full-sample weights times PSU multipliers (not calibrated, not a subset) sums those
+    rather than weighting ``values`` again.
+    """
+
+    def __call__(
+        self,
+        values: FloatArray | None,
+        ids: Codes,
+        size: int,
+        weighted: Callable[[], FloatArray] | None = None,
+    ) -> FloatArray: ...
+
 
 DENSE_CELLS = 4_000_000
 """Unit x group tables up to this many cells are dense (bincount); larger ones sparse."""
@@ -93,6 +114,13 @@ CHUNK_CELLS = 8_000_000
 
 RANK_TOLERANCE = 1e-5
 """Relative tolerance of the replicate weights' rank (R's ``qr(..., tol=1e-5)`` in degf)."""
+
+SPARE_UNITS = 16
+"""Units beyond the number of replicates that the rank's certificate takes (see
+``_Replicates._full_rank_shown``)."""
+
+LDL_BLOCK = 32
+"""Columns per block of the certificate's LDL' factorisation."""
 
 SMALL_PRODUCT = 4_000_000
 """Groups x PSUs x replicates up to this many products are summed without BLAS."""
@@ -120,24 +148,45 @@ class _Jackknife:
     psu_stratum: IntArray
     n_strata: int
 
+    @cached_property
+    def _starts(self) -> IntArray | None:
+        """Where each stratum's PSUs start, when PSUs are coded stratum by stratum.
+
+        A design codes its PSUs sorted by stratum, every stratum with at least one PSU, so
+        a stratum's PSU totals are one ``np.add.reduceat`` slice (None: not so coded).
+        """
+        order = self.psu_stratum
+        counts = np.bincount(order, minlength=self.n_strata)
+        if len(order) == 0 or (counts == 0).any() or (np.diff(order) < 0).any():
+            return None
+        return np.concatenate([[0], np.cumsum(counts)[:-1]]).astype(np.int64)
+
+    def _strata_totals(self, z: FloatArray) -> FloatArray:
+        """Per stratum the sums of the PSU totals ``z`` (PSUs x k -> strata x k)."""
+        if self._starts is not None:
+            return np.asarray(np.add.reduceat(z, self._starts, axis=0), dtype=np.float64)
+        out = np.zeros((self.n_strata, z.shape[1]))
+        np.add.at(out, self.psu_stratum, z)
+        return out
+
     def totals(self, z: FloatArray | sparse.csr_matrix) -> FloatArray:
         """Per replicate the totals, from the PSU totals ``z`` (PSUs x k)."""
         from scipy import sparse
 
-        indicator = sparse.csr_matrix(
-            (
-                np.ones(len(self.psu_stratum)),
-                (self.psu_stratum, np.arange(len(self.psu_stratum))),
-            ),
-            shape=(self.n_strata, len(self.psu_stratum)),
-        )
         if isinstance(z, sparse.csr_matrix):
+            indicator = sparse.csr_matrix(
+                (
+                    np.ones(len(self.psu_stratum)),
+                    (self.psu_stratum, np.arange(len(self.psu_stratum))),
+                ),
+                shape=(self.n_strata, len(self.psu_stratum)),
+            )
             total = np.asarray(z.sum(axis=0)).ravel()
             strata = np.asarray((indicator @ z).todense())
             own = np.asarray(z[self.psu].todense())
         else:
             total = z.sum(axis=0)
-            strata = np.asarray(indicator @ z)
+            strata = self._strata_totals(z)
             own = z[self.psu]
         c = self.coef
         return np.asarray(
@@ -246,6 +295,7 @@ class _Replicates:
     calfun: _Calfun | None = None  # calibrate() with raking, logit or bounds
     _last_cells: list[Any] = field(default_factory=list, compare=False, repr=False)
     notes: tuple[str, ...] = field(default=())
+    whole: bool = False  # known: no row_scale is 0 (no subset), so no row pass to check
 
     @property
     def count(self) -> int:
@@ -285,8 +335,18 @@ class _Replicates:
         step = max(1, CHUNK_CELLS // max(units, 1))
         return [slice(a, min(a + step, self.count)) for a in range(0, self.count, step)]
 
-    def sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
-        """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size)."""
+    def sums(
+        self,
+        values: FloatArray | None,
+        ids: Codes,
+        size: int,
+        weighted: FloatArray | None = None,
+    ) -> FloatArray:
+        """Per replicate and group id, the replicate-weighted sums of ``values`` (R x size).
+
+        ``weighted``: ``row_scale * values`` (``row_scale`` for no values) already made,
+        0 on the rows in no group (see :class:`Sums`).
+        """
         if self.calfun is not None:
             return self._calfun_sums(values, ids, size)
         if self.greg is not None:
@@ -301,12 +361,12 @@ class _Replicates:
         units, n_units = self._unit_codes()
         cells = self._cells(units, n_units, ids, size)
         # Rows outside every group weigh 0 and go to any cell: no compacted copies of rows.
-        if values is None:
-            weight = self.row_scale if cells.outside is None else cells.zeroed(self.row_scale)
+        # Their weights are zeroed once per estimate, for all its sums.
+        if weighted is not None:
+            weight = weighted
         else:
-            weight = self.row_scale * values
-            if cells.outside is not None:
-                np.putmask(weight, cells.outside, 0.0)
+            scale = cells.scaled(self.row_scale)
+            weight = scale if values is None else scale * values
         table = cells.table(weight)
         if self.calibration is None and self.jackknife is not None:
             return self.jackknife.totals(table)
@@ -322,7 +382,7 @@ class _Replicates:
             out[chosen] = np.asarray((across @ self.multipliers(chosen)).T)
         return out
 
-    def _cells(self, units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
+    def _cells(self, units: IntArray, n_units: int, ids: Codes, size: int) -> _Cells:
         """The unit x group cell of every row, kept for the next call with the same ids.
 
         An estimate asks for several sums over the same groups (a mean: of ``y`` and of the
@@ -341,7 +401,7 @@ class _Replicates:
         """Drop the rows' cells kept by :meth:`_cells` (at the end of an estimate)."""
         self._last_cells.clear()
 
-    def _calfun_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
+    def _calfun_sums(self, values: FloatArray | None, codes: Codes, size: int) -> FloatArray:
         """Sums of a design calibrated per replicate by ``grake``, a chunk at a time.
 
         Weights are made rows x chunk of replicates, never rows x replicates at once.
@@ -351,6 +411,7 @@ class _Replicates:
         assert self.calfun is not None
         inner = replace(self, calfun=None)
         n = len(self.psu)
+        ids = np.asarray(codes, dtype=np.int64)
         inside = (ids >= 0) & (ids < size)
         row_values = np.where(inside, 1.0 if values is None else values, 0.0)
         indicator = sparse.csr_matrix(
@@ -369,7 +430,7 @@ class _Replicates:
 
     def restricted(self, keep: npt.NDArray[np.bool_]) -> _Replicates:
         """The replicates of a subset (rows outside weigh 0 in every replicate)."""
-        return replace(self, row_scale=np.where(keep, self.row_scale, 0.0))
+        return replace(self, row_scale=np.where(keep, self.row_scale, 0.0), whole=False)
 
     # -- variance ---------------------------------------------------------------------
 
@@ -393,11 +454,16 @@ class _Replicates:
 
     @cached_property
     def rank(self) -> int:
-        """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1)."""
+        """The rank of the replicate (analysis) weights, rows x replicates (R's ``degf`` + 1).
+
+        The rank of the units' multipliers (a row's weights are its unit's times its base
+        weight): a jackknife's by formula; otherwise full when a subset of units shows it
+        (:meth:`_full_rank_shown`, no BLAS), else the eigenvalues of their Gram matrix.
+        """
         if self.greg is not None or self.calfun is not None:  # R's calibrate() keeps degf
             return replace(self, greg=None, calfun=None).rank
         units, n_units = self._unit_codes()
-        if self.row_scale.all():  # no subset: every unit has a row (units are coded from rows)
+        if self.whole or self.row_scale.all():  # every unit has a row (units come from rows)
             present = np.ones(n_units, dtype=bool)
         else:
             present = np.zeros(n_units, dtype=bool)
@@ -407,20 +473,57 @@ class _Replicates:
             if known is not None:
                 return known
         where = np.flatnonzero(present)
+        if self._full_rank_shown(where):
+            return self.count
         gram = np.zeros((self.count, self.count))
         step = max(1, CHUNK_CELLS // max(self.count, 1))
-        raw = self.factors if self.factors is not None else self._raw(slice(None))
         for start in range(0, len(where), step):
-            chosen = where[start : start + step]
-            if self.calibration is None:
-                block = raw[chosen]
-            else:
-                assert self.unit_psu is not None and self.unit_cell is not None
-                block = raw[self.unit_psu[chosen]] * self.calibration[:, self.unit_cell[chosen]].T
+            block = self._unit_rows(where[start : start + step])
             gram += block.T @ block
         values = np.linalg.eigvalsh(gram)
         top = float(values.max(initial=0.0))
         return int((values > top * RANK_TOLERANCE**2).sum()) if top > 0 else 0
+
+    def _unit_rows(self, chosen: IntArray) -> FloatArray:
+        """The multipliers of units ``chosen`` in every replicate (len(chosen) x replicates)."""
+        raw = self.factors if self.factors is not None else self._raw(slice(None))
+        if self.calibration is None:
+            return np.asarray(raw[chosen], dtype=np.float64)
+        assert self.unit_psu is not None and self.unit_cell is not None
+        return np.asarray(
+            raw[self.unit_psu[chosen]] * self.calibration[:, self.unit_cell[chosen]].T,
+            dtype=np.float64,
+        )
+
+    def _full_rank_shown(self, where: IntArray) -> bool:
+        """Whether the multipliers of units ``where`` have full column rank, by a certificate.
+
+        The rank is full when the smallest eigenvalue of their Gram matrix ``G`` exceeds
+        ``RANK_TOLERANCE**2`` times the largest. ``G`` is at least the Gram matrix ``G_S``
+        of any subset ``S`` of the units, and its largest eigenvalue at most the sum of
+        squares of every multiplier, so a factorisation ``G_S - floor I = L D L'`` with
+        every pivot positive, ``floor`` that sum times the tolerance (plus room for
+        rounding), shows it. ``S`` is a few more units than replicates, spread over the
+        units; all in numpy's own loops (no BLAS threads), a few milliseconds for 200
+        replicates. False when not shown (too few units, a rank-deficient or badly
+        conditioned ``G_S``): the caller computes the eigenvalues then.
+        """
+        count = self.count
+        if len(where) < count + SPARE_UNITS:
+            return False
+        squares = 0.0
+        step = max(1, CHUNK_CELLS // count)
+        if self.calibration is None and self.factors is not None and len(where) == self.n_psu:
+            squares = float(np.einsum("ij,ij->", self.factors, self.factors))
+        else:
+            for start in range(0, len(where), step):
+                block = self._unit_rows(where[start : start + step])
+                squares += float(np.einsum("ij,ij->", block, block))
+        picked = np.unique(np.linspace(0, len(where) - 1, count + SPARE_UNITS).round())
+        rows = self._unit_rows(where[picked.astype(np.int64)])
+        gram = np.einsum("pr,ps->rs", rows, rows)
+        rounding = 8.0 * count * count * float(np.finfo(np.float64).eps)
+        return squares > 0 and _exceeds(gram, squares * (RANK_TOLERANCE**2 + rounding))
 
     # -- calibration of every replicate -----------------------------------------------
 
@@ -542,6 +645,33 @@ class _Replicates:
         return out
 
 
+def _exceeds(gram: FloatArray, floor: float) -> bool:
+    """Whether every eigenvalue of the symmetric ``gram`` is above ``floor``.
+
+    ``gram - floor I`` is factorised as ``L D L'`` without pivoting; every pivot in ``D``
+    is positive exactly when that matrix is positive definite. Blocked, with numpy's own
+    loops (``np.multiply.outer``, ``np.einsum``) rather than LAPACK, whose threads a busy
+    machine charges to the process long after the call.
+    """
+    a = np.array(gram, dtype=np.float64)
+    n = len(a)
+    a[np.diag_indices(n)] -= floor
+    for start in range(0, n, LDL_BLOCK):
+        stop = min(start + LDL_BLOCK, n)
+        for j in range(start, stop):  # the panel: columns start..stop, every row below
+            pivot = a[j, j]
+            if not pivot > 0:
+                return False
+            factor = a[j + 1 :, j] / pivot
+            if j + 1 < stop:
+                a[j + 1 :, j + 1 : stop] -= np.multiply.outer(factor, a[j, j + 1 : stop])
+            a[j + 1 :, j] = factor
+        if stop < n:  # the rest: less L D L' of the panel
+            lower = a[stop:, start:stop]
+            a[stop:, stop:] -= np.einsum("ik,k,jk->ij", lower, np.diagonal(a)[start:stop], lower)
+    return True
+
+
 @dataclass(frozen=True)
 class _Cells:
     """Each row's unit x group cell: ``key`` for a dense table, the codes for a sparse one.
@@ -556,12 +686,18 @@ class _Cells:
     size: int
     outside: npt.NDArray[np.bool_] | None
     key: IntArray | None
+    _scaled: list[Any] = field(default_factory=list, compare=False, repr=False)
 
     @staticmethod
-    def of(units: IntArray, n_units: int, ids: IntArray, size: int) -> _Cells:
-        """Code the cells of ``ids`` (one unsigned comparison finds -1 and ``size``)."""
-        ids = np.ascontiguousarray(ids, dtype=np.int64)
-        outside: npt.NDArray[np.bool_] | None = ids.view(np.uint64) >= size
+    def of(units: IntArray, n_units: int, codes: Codes, size: int) -> _Cells:
+        """Code the cells of ``codes`` (one unsigned comparison finds -1 and ``size``)."""
+        outside: npt.NDArray[np.bool_] | None
+        if codes.dtype == np.bool_ and size == 1:  # a mask of the rows in no group
+            outside = cast(npt.NDArray[np.bool_], codes)
+            ids = np.zeros(0, dtype=np.int64)  # not read: one group
+        else:
+            ids = np.ascontiguousarray(codes, dtype=np.int64)
+            outside = ids.view(np.uint64) >= size
         assert outside is not None
         if not outside.any():
             outside = None
@@ -576,10 +712,16 @@ class _Cells:
                 key += ids
         return _Cells(units, ids, n_units, size, outside, key)
 
-    def zeroed(self, weight: FloatArray) -> FloatArray:
-        """``weight`` with the rows outside every group at 0."""
-        assert self.outside is not None
-        return np.where(self.outside, 0.0, weight)
+    def scaled(self, row_scale: FloatArray) -> FloatArray:
+        """``row_scale`` with the rows outside every group at 0 (kept for the next sum)."""
+        if self.outside is None:
+            return row_scale
+        kept = self._scaled
+        if kept and kept[0] is row_scale:
+            return cast(FloatArray, kept[1])
+        out = np.where(self.outside, 0.0, row_scale)
+        kept[:] = [row_scale, out]
+        return out
 
     def table(self, weight: FloatArray) -> FloatArray | sparse.csr_matrix:
         """Per unit and group the sums of ``weight`` (units x size), dense or sparse."""
@@ -627,41 +769,35 @@ def _jackknife(structure: _Structure, method: str) -> tuple[_Jackknife, float, F
     h = len(s.n_psu)
     n_h = s.n_psu.astype(np.float64)
     finite = 1.0 - s.fraction
-    psus: list[IntArray] = []
-    strata: list[IntArray] = []
-    coef: list[FloatArray] = []
-    rscales: list[FloatArray] = []
-    for stratum in range(h):
-        members = np.flatnonzero(s.psu_stratum == stratum)
-        n = len(members)
-        if finite[stratum] <= 0:  # every PSU sampled: R drops its replicates
-            continue
-        if n == 1:
-            if s.lonely == "adjust" and h > 1:
-                b = h / (h - 1)
-                psus.append(members[:1])
-                strata.append(np.array([stratum], dtype=np.int64))
-                coef.append(np.array([[b, -b, 0.0]]))
-                rscales.append(np.array([(h - 1) / h]))
-            continue
-        a = n / (n - 1)
-        psus.append(members)
-        strata.append(np.full(n, stratum))
-        coef.append(np.tile([1.0, a - 1.0, -a], (n, 1)))
-        rscales.append(np.full(n, finite[stratum] * (n - 1) / n))
-    if not psus:
+    # one replicate per PSU, stratum by stratum: none where every PSU was sampled (R drops
+    # them); a lonely PSU's under "adjust" (its stratum dropped, the others times H/(H-1))
+    order = np.argsort(s.psu_stratum, kind="stable")
+    in_stratum = s.psu_stratum[order]
+    sampled = finite[in_stratum] > 0
+    size = n_h[in_stratum]
+    lonely = sampled & (size == 1) & (s.lonely == "adjust") & (h > 1)
+    chosen = (sampled & (size > 1)) | lonely
+    if not chosen.any():
         raise AnalysisInputError(
             "replicates: every stratum was sampled whole or has one PSU, so there is no "
             "replicate to make (you have the whole population)"
         )
+    n = size[chosen]
+    alone = lonely[chosen]
+    a = n / np.where(alone, 1.0, n - 1)
+    b = h / (h - 1) if h > 1 else 0.0
+    coef = np.where(
+        alone[:, None], np.array([b, -b, 0.0]), np.column_stack([np.ones(len(n)), a - 1.0, -a])
+    )
+    stratum = in_stratum[chosen]
+    r = np.where(alone, (h - 1) / h, finite[stratum] * (n - 1) / n)
     jackknife = _Jackknife(
-        psu=np.concatenate(psus).astype(np.int64),
-        stratum=np.concatenate(strata).astype(np.int64),
-        coef=np.vstack(coef),
+        psu=np.asarray(order[chosen], dtype=np.int64),
+        stratum=np.asarray(stratum, dtype=np.int64),
+        coef=np.asarray(coef, dtype=np.float64),
         psu_stratum=s.psu_stratum,
         n_strata=h,
     )
-    r = np.concatenate(rscales).astype(np.float64)
     if method == "jk1":  # R keeps the JK1 factor in scale, not rscales
         return jackknife, float(finite[0] * (n_h[0] - 1) / n_h[0]), np.ones(len(r))
     return jackknife, 1.0, r
@@ -817,6 +953,7 @@ def replicate_design(
         rscales=rscales,
         mse=bool(mse),
         method=method,
+        whole=design.all_positive,  # positive weights: positive base weights
     )
     for step in design._steps:
         if isinstance(step, PostStratum):
@@ -1065,9 +1202,22 @@ class ReplicateDesign(Design):
             "a replicate design has no linearised variance; its estimates use replicate_vcov"
         )
 
-    def replicate_sums(self, values: FloatArray | None, ids: IntArray, size: int) -> FloatArray:
-        """Per replicate and group id the weighted sums of ``values`` (replicates x size)."""
-        return self._replicates.sums(values, ids, size)
+    def replicate_sums(
+        self,
+        values: FloatArray | None,
+        ids: Codes,
+        size: int,
+        weighted: Callable[[], FloatArray] | None = None,
+    ) -> FloatArray:
+        """Per replicate and group id the weighted sums of ``values`` (replicates x size).
+
+        See :class:`Sums`; ``weighted`` is used only where the replicates' base weights are
+        the design's weights (the same array: no calibration, no subset).
+        """
+        reps = self._replicates
+        if weighted is None or reps.row_scale is not self.weights_array:
+            return reps.sums(values, ids, size)
+        return reps.sums(values, ids, size, weighted())
 
     def replicate_vcov(
         self, statistic: Callable[[Sums], FloatArray], estimate: FloatArray
