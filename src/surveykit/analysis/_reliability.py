@@ -265,5 +265,11 @@ def domain_degrees_of_freedom(design: Design, ids: IntArray, groups: int) -> Flo
         pairs = np.unique(ids[counted] * n_psus + structure.psu[counted])
     group, psu = pairs // n_psus, pairs % n_psus
     psus = np.bincount(group, minlength=groups)
-    strata = np.unique(group * n_strata + structure.psu_stratum[psu]) // n_strata
-    return np.asarray(psus - np.bincount(strata, minlength=groups), dtype=np.float64)
+    keys = group * n_strata + structure.psu_stratum[psu]
+    cells = groups * n_strata
+    if cells <= max(4 * len(keys), 1 << 20):  # a table of (group, stratum): no sort
+        seen = np.bincount(keys, minlength=cells).reshape(groups, n_strata) > 0
+        strata = seen.sum(axis=1)
+    else:
+        strata = np.bincount(np.unique(keys) // n_strata, minlength=groups)
+    return np.asarray(psus - strata, dtype=np.float64)
