@@ -95,42 +95,6 @@ class Shared:
         return found
 
 
-@dataclass
-class _Tags:
-    """Every tag of a slice: where its ``<`` and ``>`` are, its kind and its name's id."""
-
-    lt: Ints
-    gt: Ints
-    kinds: npt.NDArray[np.int8]
-    names: Ints
-    has_attr: npt.NDArray[np.bool_]
-    name_ids: dict[str, int]  # element names, by id in order of appearance
-
-
-@dataclass
-class _Attributes:
-    """The attributes inside the tags: their quotes, their tag, their name's id."""
-
-    opens: Ints
-    closes: Ints
-    tag_of: Ints
-    name: Ints
-    prefix: npt.NDArray[np.bool_]  # the name has a namespace prefix
-    names: list[str]  # attribute names, by id
-
-
-@dataclass
-class _Items:
-    """The values of a slice in document order: their tag, bytes and column name's id."""
-
-    tag: Ints
-    start: Ints
-    end: Ints
-    name: Ints
-    nil: npt.NDArray[np.bool_]
-    element_names: list[str]  # element names, then the records' attribute names
-
-
 def read_slice(shared: Shared, cut: int, until: int) -> SliceColumns:
     """The records in ``shared.data[cut:until]`` (whole records and white space)."""
     return _Slice(shared, cut, until).read()
@@ -188,28 +152,17 @@ class _Slice:
 
     def read(self) -> SliceColumns:
         """The records of the slice as text columns, named in order of appearance."""
-        chunk = self.chunk
+        # Whole on purpose: split into steps it cost ~7% CPU (page faults, bench_results XML).
+        shared, chunk, cut, size = self.shared, self.chunk, self.cut, len(self.chunk)
         breaks = np.flatnonzero(chunk < 32)
         _check(np.all((chunk[breaks] == 10) | (chunk[breaks] == 9)))  # no \r, no C0
-        tags = self._tags()
-        if tags is None:
-            return SliceColumns([], [], 0)
-        attrs = self._attributes(tags, breaks)
-        record_id = self._plain_tags(tags)
-        top, depth, field, text_start, text_end = self._nesting(tags, record_id)
-        items = self._items(tags, attrs, top, depth, field, text_start, text_end)
-        return self._columns(tags, top, items)
-
-    def _tags(self) -> _Tags | None:
-        """Where every tag starts and ends (None when the slice holds none)."""
-        shared, chunk, cut, size = self.shared, self.chunk, self.cut, len(self.chunk)
         marks = np.flatnonzero((chunk == _LT) | (chunk == _GT))
         opening = chunk[marks] == _LT
         starts_at = np.flatnonzero(opening)
         lt = marks[starts_at]
         if not len(lt):
             _check(_SPACES.fullmatch(chunk.tobytes().decode("ascii", "replace")))
-            return None
+            return SliceColumns([], [], 0)
         # A tag ends at the next '>', before any other '<' ('>' may also stand in text).
         _check(starts_at[-1] + 1 < len(marks))
         _check(not np.any(opening[starts_at + 1]))
@@ -219,19 +172,8 @@ class _Slice:
         _check(not np.any((chunk[late - 1] == 93) & (chunk[late - 2] == 93)))  # "]]>"
         _check(_valid_utf8(shared.buffer, cut, cut + size) and not _nonchars(chunk))
         ntags = len(lt)
-        return _Tags(
-            lt,
-            gt,
-            kinds=np.empty(ntags, dtype=np.int8),
-            names=np.empty(ntags, dtype=np.int64),  # element name ids, per slice
-            has_attr=np.zeros(ntags, dtype=bool),
-            name_ids={},
-        )
 
-    def _attributes(self, tags: _Tags, breaks: Ints) -> _Attributes:
-        """The attributes (pairs of double quotes inside tags); names the tags holding them."""
-        shared, chunk = self.shared, self.chunk
-        lt, gt, ntags, name_ids = tags.lt, tags.gt, len(tags.lt), tags.name_ids
+        # Attributes: pairs of double quotes inside tags.
         quotes = np.flatnonzero(chunk == _QUOTE)
         owner = np.minimum(np.searchsorted(gt, quotes), ntags - 1)  # the first tag ending after
         inside = (lt[owner] < quotes) & (quotes < gt[owner])
@@ -241,62 +183,55 @@ class _Slice:
         _check(np.array_equal(tag_of, owner[1::2]))
         _check(np.all(chunk[opens - 1] == _EQUALS))
         nattr = len(opens)
-        attrs = _Attributes(
-            opens,
-            closes,
-            tag_of,
-            name=np.empty(nattr, dtype=np.int64),
-            prefix=np.zeros(nattr, dtype=bool),
-            names=[],
-        )
-        if not nattr:
-            return attrs
-        tags.has_attr[tag_of] = True
-        first_attr = np.ones(nattr, dtype=bool)
-        first_attr[1:] = tag_of[1:] != tag_of[:-1]
-        region_start = np.where(first_attr, lt[tag_of] + 1, np.roll(closes, 1) + 1)
-        codes, texts = self._distinct(region_start, opens - 1)
-        regions = [shared.region(t) for t in texts]
-        has_name = np.array([r[0] is not None for r in regions], dtype=bool)
-        _check(np.array_equal(has_name[codes], first_attr))
-        attr_ids: dict[str, int] = {}
-        code_attr = np.empty(len(regions), dtype=np.int64)
-        code_prefix = np.zeros(len(regions), dtype=bool)
-        for c, (_, prefix, local) in enumerate(regions):
-            _check(prefix is None or prefix in shared.prefixes)
-            _check(local != "xmlns" and prefix != "xmlns")
-            qualified = f"{prefix}:{local}" if prefix else local
-            code_attr[c] = attr_ids.setdefault(qualified, len(attr_ids))
-            code_prefix[c] = prefix is not None
-        attrs.names = list(attr_ids)
-        attrs.name = code_attr[codes]
-        attrs.prefix = code_prefix[codes]
-        # The element's name (before its first attribute) and what follows the last.
-        tagged = tag_of[first_attr]
-        element_of = [
-            -1 if r[0] is None else name_ids.setdefault(r[0], len(name_ids)) for r in regions
-        ]
-        tags.names[tagged] = np.array(element_of, dtype=np.int64)[codes[first_attr]]
-        last_attr = np.ones(nattr, dtype=bool)
-        last_attr[:-1] = tag_of[:-1] != tag_of[1:]
-        tcodes, ttexts = self._distinct(closes[last_attr] + 1, gt[tagged])
-        tails = [_TAIL.fullmatch(_decode(t)) for t in ttexts]
-        _check(all(tails))
-        empty = np.array([bool(m and m.group(1)) for m in tails], dtype=bool)
-        tags.kinds[tagged] = np.where(empty[tcodes], _EMPTY, _OPEN)
-        # Raw tabs and line breaks in attribute values would read as spaces.
-        if len(breaks):
-            tag = np.searchsorted(lt, breaks, side="right") - 1
-            within = breaks[(tag >= 0) & (breaks < gt[np.maximum(tag, 0)])]
-            pair = np.searchsorted(opens, within, side="right") - 1
-            _check(not np.any((pair >= 0) & (within < closes[np.maximum(pair, 0)])))
-        return attrs
-
-    def _plain_tags(self, tags: _Tags) -> int:
-        """Kind and name of the tags without attributes; the record element's name id."""
-        shared, name_ids = self.shared, tags.name_ids
-        plain = np.flatnonzero(~tags.has_attr)
-        codes, texts = self._distinct(tags.lt[plain] + 1, tags.gt[plain])
+        kinds = np.empty(ntags, dtype=np.int8)
+        names = np.empty(ntags, dtype=np.int64)  # element name ids, per slice
+        name_ids: dict[str, int] = {}
+        has_attr = np.zeros(ntags, dtype=bool)
+        attr_name = np.empty(nattr, dtype=np.int64)
+        attr_prefix = np.zeros(nattr, dtype=bool)
+        attr_names: list[str] = []
+        if nattr:
+            has_attr[tag_of] = True
+            first_attr = np.ones(nattr, dtype=bool)
+            first_attr[1:] = tag_of[1:] != tag_of[:-1]
+            region_start = np.where(first_attr, lt[tag_of] + 1, np.roll(closes, 1) + 1)
+            codes, texts = self._distinct(region_start, opens - 1)
+            regions = [shared.region(t) for t in texts]
+            has_name = np.array([r[0] is not None for r in regions], dtype=bool)
+            _check(np.array_equal(has_name[codes], first_attr))
+            attr_ids: dict[str, int] = {}
+            code_attr = np.empty(len(regions), dtype=np.int64)
+            code_prefix = np.zeros(len(regions), dtype=bool)
+            for c, (_, prefix, local) in enumerate(regions):
+                _check(prefix is None or prefix in shared.prefixes)
+                _check(local != "xmlns" and prefix != "xmlns")
+                qualified = f"{prefix}:{local}" if prefix else local
+                code_attr[c] = attr_ids.setdefault(qualified, len(attr_ids))
+                code_prefix[c] = prefix is not None
+            attr_names = list(attr_ids)
+            attr_name = code_attr[codes]
+            attr_prefix = code_prefix[codes]
+            # The element's name (before its first attribute) and what follows the last.
+            tagged = tag_of[first_attr]
+            element_of = [
+                -1 if r[0] is None else name_ids.setdefault(r[0], len(name_ids)) for r in regions
+            ]
+            names[tagged] = np.array(element_of, dtype=np.int64)[codes[first_attr]]
+            last_attr = np.ones(nattr, dtype=bool)
+            last_attr[:-1] = tag_of[:-1] != tag_of[1:]
+            tcodes, ttexts = self._distinct(closes[last_attr] + 1, gt[tagged])
+            tails = [_TAIL.fullmatch(_decode(t)) for t in ttexts]
+            _check(all(tails))
+            empty = np.array([bool(m and m.group(1)) for m in tails], dtype=bool)
+            kinds[tagged] = np.where(empty[tcodes], _EMPTY, _OPEN)
+            # Raw tabs and line breaks in attribute values would read as spaces.
+            if len(breaks):
+                tag = np.searchsorted(lt, breaks, side="right") - 1
+                within = breaks[(tag >= 0) & (breaks < gt[np.maximum(tag, 0)])]
+                pair = np.searchsorted(opens, within, side="right") - 1
+                _check(not np.any((pair >= 0) & (within < closes[np.maximum(pair, 0)])))
+        plain = np.flatnonzero(~has_attr)
+        codes, texts = self._distinct(lt[plain] + 1, gt[plain])
         record_text = shared.record.encode("utf-8")
         if len(texts) > 1024 and record_text in texts:
             # Many distinct tags in many records may name a table beyond the shape
@@ -305,21 +240,13 @@ class _Slice:
             rows = int(np.count_nonzero(codes == texts.index(record_text)))
             _check(rows * (len(texts) // 4) <= cell_budget(len(shared.data)))
         parsed = [shared.tag(t) for t in texts]
-        tags.kinds[plain] = np.array([k for k, _ in parsed], dtype=np.int8)[codes]
+        kinds[plain] = np.array([k for k, _ in parsed], dtype=np.int8)[codes]
         element_of = [name_ids.setdefault(n, len(name_ids)) for _, n in parsed]
-        tags.names[plain] = np.array(element_of, dtype=np.int64)[codes]
-        _check(shared.record in name_ids or not len(tags.lt))
-        return name_ids.get(shared.record, -1)
+        names[plain] = np.array(element_of, dtype=np.int64)[codes]
+        _check(shared.record in name_ids or not ntags)
+        record_id = name_ids.get(shared.record, -1)
 
-    def _nesting(
-        self, tags: _Tags, record_id: int
-    ) -> tuple[npt.NDArray[np.bool_], Ints, npt.NDArray[np.bool_], Ints, Ints]:
-        """Check the nesting: records at depth 0, fields at depth 1 holding only text.
-
-        Returns which tags are at the top, each tag's depth, which open a field, and
-        where the text after each tag starts and ends.
-        """
-        kinds, names, name_ids, lt, gt = tags.kinds, tags.names, tags.name_ids, tags.lt, tags.gt
+        # Nesting: records at depth 0, fields at depth 1 holding only text.
         step = np.where(kinds == _OPEN, 1, np.where(kinds == _CLOSE, -1, 0))
         depth = np.cumsum(step) - step  # before each tag
         _check(depth.min() >= 0 and depth[-1] + step[-1] == 0)
@@ -337,66 +264,57 @@ class _Slice:
         _check(np.all(names[ends] == record_id))
         # A field named like a record or <Columns> is one the lxml reader would see as such.
         inner = np.flatnonzero((depth == 1) & (kinds != _CLOSE))
-        reserved = [name_ids[n] for n in (self.shared.record, "Columns") if n in name_ids]
+        reserved = [name_ids[n] for n in (shared.record, "Columns") if n in name_ids]
         _check(not np.any(np.isin(names[inner], reserved)))
-        _check(not np.any(tags.has_attr & (kinds == _CLOSE)))
+        _check(not np.any(has_attr & (kinds == _CLOSE)))
         # Text between tags, except a field's value, is white space.
         text_start = gt + 1
-        text_end = np.empty(len(lt), dtype=np.int64)
+        text_end = np.empty(ntags, dtype=np.int64)
         text_end[:-1] = lt[1:]
-        text_end[-1] = len(self.chunk)
+        text_end[-1] = size
         other = np.flatnonzero(~field & (text_end > text_start))
         _check(self._all_space(text_start[other], text_end[other]))
-        lead = self.chunk[: int(lt[0])].tobytes().decode("ascii", "replace")
+        lead = chunk[: int(lt[0])].tobytes().decode("ascii", "replace")
         _check(_SPACES.fullmatch(lead))
-        return top, depth, field, text_start, text_end
 
-    def _items(
-        self,
-        tags: _Tags,
-        attrs: _Attributes,
-        top: npt.NDArray[np.bool_],
-        depth: Ints,
-        field: npt.NDArray[np.bool_],
-        text_start: Ints,
-        text_end: Ints,
-    ) -> _Items:
-        """The values, in document order: fields with text, empty fields, record attributes."""
-        empty = (depth == 1) & (tags.kinds == _EMPTY)
+        records = top & (kinds != _CLOSE)
+        record_of = np.cumsum(records) - 1  # the record each tag belongs to
+        nrec = int(records.sum())
+        empty = (depth == 1) & (kinds == _EMPTY)
+        # Values, in document order: fields with text, empty fields, attributes of records.
         item_tag = np.flatnonzero(field | empty)
         item_start = text_start[item_tag]
         item_end = np.where(field[item_tag], text_end[item_tag], item_start)
-        item_name = tags.names[item_tag]
-        element_names = list(tags.name_ids)
+        item_name = names[item_tag]
+        element_names = list(name_ids)
         nil = np.zeros(len(item_tag), dtype=bool)
         self.ignored_opens = self.ignored_closes = np.zeros(0, dtype=np.int64)
-        opens, closes, tag_of, attr_name = attrs.opens, attrs.closes, attrs.tag_of, attrs.name
-        if len(opens):
+        if nattr:
             on_record = top[tag_of]
             # An attribute twice in a tag: a record's are caught as a field twice in a
             # record (_gather); other tags seldom have two.
             elsewhere = np.flatnonzero(~on_record)
             if len(elsewhere) > len(np.unique(tag_of[elsewhere])):
-                key = tag_of[elsewhere] * len(attrs.names) + attr_name[elsewhere]
+                key = tag_of[elsewhere] * len(attr_names) + attr_name[elsewhere]
                 _check(len(np.unique(key)) == len(key))
-            locals_ = np.array([n.rpartition(":")[2] for n in attrs.names], dtype=object)
+            locals_ = np.array([n.rpartition(":")[2] for n in attr_names], dtype=object)
             is_nil = (locals_ == "nil")[attr_name]
             # Prefixed attributes of a record (xsi:type, ...) and base64 are the lxml
             # reader's; so is a record marked nil.
-            special = attrs.prefix | is_nil | (locals_ == "base64")[attr_name]
+            special = attr_prefix | is_nil | (locals_ == "base64")[attr_name]
             _check(not np.any(on_record & special))
             marks = np.flatnonzero(~on_record & is_nil)
             if len(marks):
                 vcodes, vtexts = self._distinct(opens[marks] + 1, closes[marks])
                 truth = np.array([t in (b"true", b"1") for t in vtexts], dtype=bool)
-                flagged = np.zeros(len(tags.lt), dtype=bool)
+                flagged = np.zeros(ntags, dtype=bool)
                 flagged[tag_of[marks[truth[vcodes]]]] = True
                 nil = flagged[item_tag] & (item_end == item_start)  # a nil with text is text
             self.ignored_opens, self.ignored_closes = opens[~on_record], closes[~on_record]
             own = np.flatnonzero(on_record)
             if len(own):
                 offset = len(element_names)
-                element_names += attrs.names
+                element_names += attr_names
                 if len(item_tag):
                     # A record's attributes come before its fields: by tag, then place.
                     keys = np.concatenate([item_tag * 2 + 1, tag_of[own] * 2])
@@ -408,28 +326,20 @@ class _Slice:
                 item_end = np.concatenate([item_end, closes[own]])[order]
                 item_name = np.concatenate([item_name, attr_name[own] + offset])[order]
                 nil = np.concatenate([nil, np.zeros(len(own), dtype=bool)])[order]
-        return _Items(item_tag, item_start, item_end, item_name, nil, element_names)
-
-    def _columns(self, tags: _Tags, top: npt.NDArray[np.bool_], items: _Items) -> SliceColumns:
-        """The values cut out of the payload into columns, in order of first appearance."""
-        shared = self.shared
-        records = top & (tags.kinds != _CLOSE)
-        record_of = np.cumsum(records) - 1  # the record each tag belongs to
-        nrec = int(records.sum())
         # Columns in order of first appearance (an element and an attribute may share one).
-        _, first_names = pd.factorize(items.name)
+        _, first_names = pd.factorize(item_name)
         index: dict[str, int] = {}
-        column_of = np.full(len(items.element_names), -1, dtype=np.int64)
+        column_of = np.full(len(element_names), -1, dtype=np.int64)
         for u in first_names.tolist():
-            column_of[u] = index.setdefault(decode_name(items.element_names[u]), len(index))
-        item_col = column_of[items.name]
-        item_rec = record_of[items.tag]
+            column_of[u] = index.setdefault(decode_name(element_names[u]), len(index))
+        item_col = column_of[item_name]
+        item_rec = record_of[item_tag]
         slot = item_col * nrec + item_rec
         check_shape(nrec, len(index), len(shared.data), format="XML")
-        decoded = self._references(items.start, items.end)
+        decoded = self._references(item_start, item_end)
         if decoded is None:
-            decoded = (shared.buffer, items.start + self.cut, items.end + self.cut)
-        columns = _gather(*decoded, slot, items.nil, nrec, len(index))
+            decoded = (shared.buffer, item_start + cut, item_end + cut)
+        columns = _gather(*decoded, slot, nil, nrec, len(index))
         return SliceColumns(list(index), columns, nrec)
 
     def _references(self, starts: Ints, ends: Ints) -> tuple[pa.Buffer, Ints, Ints] | None:
