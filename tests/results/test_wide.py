@@ -11,7 +11,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from surveykit.results import _bulk, read_results, write_results
-from surveykit.results._build import build_frame
+from surveykit.results._types import build_frame
 
 SETTINGS = settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 

@@ -16,7 +16,7 @@ from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._design import Design, design_of
 from surveykit.analysis._estimates import _check_nps_scale, _per_row, means, nps, proportions
-from surveykit.analysis._inputs import By, FloatArray, Weights
+from surveykit.analysis._inputs import Answers, By, FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import (
     ProportionMethod,
     normal_interval,
@@ -369,29 +369,9 @@ def _design_compare(
         )
     df = design.data
     ans = inputs.answers(df, question, multi=None if kind == "proportions" else False)
-    option: list[str] | None = None
-    if kind == "proportions":
-        figures = _domains.proportions(
-            design, ans.codes, len(ans.labels), grouped.ids, 2, ans.chosen
-        )
-        option = ans.options or [] if ans.chosen is not None else ans.labels
-    elif kind in ("means", "nps"):
-        series = inputs.question_series(df, question)
-        values = ans.numbers(series, "a mean" if kind == "means" else "an NPS")
-        if kind == "nps":
-            _check_nps_scale(ans, values, series)
-            values = np.where(values >= 9, 100.0, np.where(values >= 7, 0.0, -100.0))
-        figures = _domains.means(design, _per_row(ans, values), grouped.ids, 2)
-    else:
-        raise AnalysisInputError(f"estimate must be proportions, means or nps, not {kind!r}")
+    figures, option = _two_domains(design, question, kind, ans, grouped.ids)
     k = figures.estimate.shape[1]
-    if isinstance(design, ReplicateDesign):
-        # svyglm.svyrep.design: degf() of the design it was given, before the rows
-        # without an answer or a group are dropped
-        dof = float(design.degrees_of_freedom - 1)
-    else:
-        inside = (ans.codes >= 0) & (grouped.ids >= 0)
-        dof = float(design.subset(inside).degrees_of_freedom - 1)
+    dof = _compare_dof(design, ans.codes, grouped.ids)
     result = between.contrasts(
         np.nan_to_num(figures.estimate.ravel()),
         figures.vcov,
@@ -406,14 +386,7 @@ def _design_compare(
         result.difference, np.where(np.isfinite(statistic), result.se, np.nan), np.full(k, dof), ci
     )
     names = [_name(tuple(row)) for row in grouped.frame.itertuples(index=False)]
-    notes = []
-    for stat in statistic:
-        parts = [f"{side}: no answers" for side, n in zip("ab", figures.n, strict=True) if n == 0]
-        if not parts and not np.isfinite(stat):
-            parts.append("no variation in either group: no test")
-        elif not parts and dof < 1:
-            parts.append("no degrees of freedom left in the design: no p-value or interval")
-        notes.append("; ".join(parts))
+    notes = _compare_notes(statistic, figures.n, dof)
     estimate_a = figures.estimate[0]
     estimate_b = figures.estimate[1]
     frame = pd.DataFrame(
@@ -451,3 +424,46 @@ def _design_compare(
         "degrees_of_freedom": dof,
     }
     return frame
+
+
+def _two_domains(
+    design: Design, question: str, kind: Estimate, ans: Answers, ids: IntArray
+) -> tuple[_domains.DomainFigures, list[str] | None]:
+    """The two groups' figures for ``kind``, and the options they are per (proportions)."""
+    option: list[str] | None = None
+    if kind == "proportions":
+        figures = _domains.proportions(design, ans.codes, len(ans.labels), ids, 2, ans.chosen)
+        option = ans.options or [] if ans.chosen is not None else ans.labels
+    elif kind in ("means", "nps"):
+        series = inputs.question_series(design.data, question)
+        values = ans.numbers(series, "a mean" if kind == "means" else "an NPS")
+        if kind == "nps":
+            _check_nps_scale(ans, values, series)
+            values = np.where(values >= 9, 100.0, np.where(values >= 7, 0.0, -100.0))
+        figures = _domains.means(design, _per_row(ans, values), ids, 2)
+    else:
+        raise AnalysisInputError(f"estimate must be proportions, means or nps, not {kind!r}")
+    return figures, option
+
+
+def _compare_dof(design: Design, codes: IntArray, ids: IntArray) -> float:
+    """The degrees of freedom of the comparison's t test."""
+    if isinstance(design, ReplicateDesign):
+        # svyglm.svyrep.design: degf() of the design it was given, before the rows
+        # without an answer or a group are dropped
+        return float(design.degrees_of_freedom - 1)
+    inside = (codes >= 0) & (ids >= 0)
+    return float(design.subset(inside).degrees_of_freedom - 1)
+
+
+def _compare_notes(statistic: FloatArray, n: FloatArray, dof: float) -> list[str]:
+    """Why a row has no test, no p-value or no interval ("" when it has them)."""
+    notes = []
+    for stat in statistic:
+        parts = [f"{side}: no answers" for side, count in zip("ab", n, strict=True) if count == 0]
+        if not parts and not np.isfinite(stat):
+            parts.append("no variation in either group: no test")
+        elif not parts and dof < 1:
+            parts.append("no degrees of freedom left in the design: no p-value or interval")
+        notes.append("; ".join(parts))
+    return notes

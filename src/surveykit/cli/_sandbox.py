@@ -18,6 +18,9 @@ from surveykit.cli._support import (
 )
 
 if TYPE_CHECKING:
+    import socket
+
+    from surveykit.sandbox import Sandbox
     from surveykit.sandbox.data._behaviour import RespondentModel
 
 sandbox_app = typer.Typer(
@@ -206,8 +209,6 @@ def sandbox_serve(
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
     from surveykit._util.net import bind, url_of
     from surveykit.sandbox import Sandbox
-    from surveykit.sandbox.data._campaign import CAMPAIGN_SURVEY_ID
-    from surveykit.sandbox.data._seed import GENERATED_SURVEY_ID
 
     settings = _callback_settings(
         context,
@@ -252,20 +253,7 @@ def sandbox_serve(
         typer.echo(
             f"surveykit: warning: serving on {host}, reachable from other machines", err=True
         )
-    for number, (reference, rows) in enumerate(generated):
-        sandbox.add_generated_survey(
-            reference, rows, survey_id=GENERATED_SURVEY_ID + number, design=generate_design
-        )
-    for number, (reference, rows) in enumerate(campaigns):
-        if db is not None and sandbox.state.find_survey(reference) is not None:
-            continue  # kept in the --db file from an earlier run
-        try:
-            sandbox.add_campaign_survey(reference, rows, survey_id=CAMPAIGN_SURVEY_ID + number)
-        except ValueError as exc:
-            sock.close()
-            sandbox.close()
-            typer.echo(f"surveykit: --campaign: {exc}", err=True)
-            raise typer.Exit(code=2) from None
+    _add_surveys(sandbox, sock, generated, campaigns, design=generate_design, kept=db is not None)
     sys.stdout.write(
         f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
         f"restricted_token={sandbox.restricted_token}\n"
@@ -284,6 +272,35 @@ def sandbox_serve(
         )
     finally:
         sandbox.close()
+
+
+def _add_surveys(
+    sandbox: Sandbox,
+    sock: socket.socket,
+    generated: list[tuple[str, int]],
+    campaigns: list[tuple[str, int]],
+    *,
+    design: bool,
+    kept: bool,
+) -> None:
+    """Add the ``--generate`` and ``--campaign`` surveys (a campaign a ``--db`` kept is kept)."""
+    from surveykit.sandbox.data._campaign import CAMPAIGN_SURVEY_ID
+    from surveykit.sandbox.data._seed import GENERATED_SURVEY_ID
+
+    for number, (reference, rows) in enumerate(generated):
+        sandbox.add_generated_survey(
+            reference, rows, survey_id=GENERATED_SURVEY_ID + number, design=design
+        )
+    for number, (reference, rows) in enumerate(campaigns):
+        if kept and sandbox.state.find_survey(reference) is not None:
+            continue  # kept in the --db file from an earlier run
+        try:
+            sandbox.add_campaign_survey(reference, rows, survey_id=CAMPAIGN_SURVEY_ID + number)
+        except ValueError as exc:
+            sock.close()
+            sandbox.close()
+            typer.echo(f"surveykit: --campaign: {exc}", err=True)
+            raise typer.Exit(code=2) from None
 
 
 def _specs(

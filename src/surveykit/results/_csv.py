@@ -162,171 +162,217 @@ def iter_csv(
     memory whose later value does not convert is read again as text; a stream (a file,
     an HTTP body) is read once, so there only dictionary-encoded kinds are predicted.
     """
-    delim = DELIMITERS[fmt]
-    raw_header = _header(payload, fmt, delim[0])
-    ncols = len(raw_header)
-    check_shape(0, ncols, 0, format=fmt)  # the column budget (a CSV cannot be sparse)
-    # A delimiter ending every line: an unnamed last column that must stay empty.
-    trailing = ncols > 1 and (
-        (header and raw_header[-1] == b"")
-        or (not header and names is not None and len(names) == ncols - 1)
-    )
-    if names is not None:
-        names = list(names)
-        if len(names) != ncols - trailing:
-            raise ResultsParseError(
-                f"{len(names)} names given but the records have {ncols} fields",
-                format=fmt,
-                line=1,
-            )
-    elif header:
-        names = _decode_names(raw_header[: ncols - trailing], fmt)
+    reader = _DelimitedReader(payload, fmt, header=header, names=names, streaming=streaming)
+    if streaming:
+        yield from reader.batches()
     else:
-        names = generated_names(ncols)
-    width = len(names)
+        yield reader.whole(predict)
 
-    def kept(columns: Sequence[pa.Array | pa.ChunkedArray]) -> list[pa.Array | pa.ChunkedArray]:
-        if not trailing:
+
+class _DelimitedReader:
+    """One delimited payload: its columns, pyarrow's options, and the checks around them."""
+
+    def __init__(
+        self,
+        payload: Payload,
+        fmt: str,
+        *,
+        header: bool,
+        names: Sequence[str] | None,
+        streaming: bool,
+    ) -> None:
+        self.payload, self.fmt, self.header = payload, fmt, header
+        delim = DELIMITERS[fmt]
+        raw_header = _header(payload, fmt, delim[0])
+        self.ncols = ncols = len(raw_header)
+        check_shape(0, ncols, 0, format=fmt)  # the column budget (a CSV cannot be sparse)
+        self.names = _column_names(raw_header, fmt, header=header, names=names)
+        # A delimiter ending every line: an unnamed last column that must stay empty.
+        self.trailing = len(self.names) == ncols - 1
+        self.internal = _internal_names(ncols)
+        # Blocks of 4 MiB rather than 1: a quarter of the chunks for every later step
+        # (typing a column costs per chunk too), the same parse speed.
+        self.read_options = _read_options(ncols, header, threads=True, block=BLOCK_BYTES)
+        self.parse_options = pacsv.ParseOptions(
+            delimiter=delim.decode(),
+            quote_char='"',
+            double_quote=True,
+            escape_char=False,
+            newlines_in_values=True,
+            ignore_empty_lines=False,
+        )
+        self.convert_options = _text_options(ncols)
+        self.data = payload.data
+        self.tracker: _Tracker | None = None
+        if self.data is not None:
+            self.stream: object = pa.BufferReader(pa.py_buffer(self.data))
+        else:
+            self.tracker = _Tracker(payload.chunks(), keep=not streaming)
+            self.stream = ChunkFile(iter(self.tracker))
+
+    def kept(
+        self, columns: Sequence[pa.Array | pa.ChunkedArray]
+    ) -> list[pa.Array | pa.ChunkedArray]:
+        """The named columns; the unnamed trailing one must be empty."""
+        if not self.trailing:
             return list(columns)
         last = columns[-1]
         if last.null_count != len(last):
             raise ResultsParseError(
                 "a value after the delimiter that ends the lines (a column without a name)",
-                format=fmt,
+                format=self.fmt,
             )
-        return list(columns[:width])
+        return list(columns[: len(self.names)])
 
-    internal = _internal_names(ncols)
-    # Blocks of 4 MiB rather than 1: a quarter of the chunks for every later step (typing a
-    # column costs per chunk too), the same parse speed.
-    read_options = _read_options(ncols, header, threads=True, block=BLOCK_BYTES)
-    parse_options = pacsv.ParseOptions(
-        delimiter=delim.decode(),
-        quote_char='"',
-        double_quote=True,
-        escape_char=False,
-        newlines_in_values=True,
-        ignore_empty_lines=False,
-    )
-    convert_options = _text_options(ncols)
-    data = payload.data
-    tracker: _Tracker | None = None
-    if data is not None:
-        stream: object = pa.BufferReader(pa.py_buffer(data))
-    else:
-        tracker = _Tracker(payload.chunks(), keep=not streaming)
-        stream = ChunkFile(iter(tracker))
-
-    def fail(exc: Exception | None, detail: str) -> ResultsParseError:
-        if data is not None:
-            found = diagnose(data, fmt, ncols=ncols, header=header)
+    def fail(self, exc: Exception | None, detail: str) -> ResultsParseError:
+        """The error to raise: the first fault found in the payload, else ``detail``."""
+        if self.data is not None:
+            found = diagnose(self.data, self.fmt, ncols=self.ncols, header=self.header)
             if found is not None:
                 return found
-        where = tracker.total if tracker is not None else None
+        where = self.tracker.total if self.tracker is not None else None
         return ResultsParseError(
             f"{detail}{'; at or before this byte offset' if where is not None else ''}",
-            format=fmt,
+            format=self.fmt,
             offset=where,
         )
 
-    def end_checks(table: pa.Table | None = None) -> None:
+    def end_checks(self, table: pa.Table | None = None) -> None:
+        """Refuse a payload cut short: inside a quoted field, or after a record's last field."""
+        data = self.data
         if data is not None:
             quotes = 0
             if table is None or _maybe_open_at_end(table):
                 quotes = data.count(b'"') if isinstance(data, bytes) else bytes(data).count(b'"')
             last = bytes(data[-1:])
         else:
-            assert tracker is not None
-            quotes, last = tracker.quotes, tracker.last
+            assert self.tracker is not None
+            quotes, last = self.tracker.quotes, self.tracker.last
         if quotes % 2:
-            raise fail(None, "unterminated quoted field: the payload was cut short")
+            raise self.fail(None, "unterminated quoted field: the payload was cut short")
         if last not in (b"\n", b"\r", b""):
-            raise fail(None, "the last record has no line break: the payload was cut short")
+            raise self.fail(None, "the last record has no line break: the payload was cut short")
 
-    if not streaming:
-        predicted: dict[int, TypeName] = {}
+    def predicted(self, predict: Predictor | None) -> dict[int, TypeName]:
+        """The columns to parse straight into a type, by position, from the first rows."""
+        data = self.data
         # A wide payload the sample holds whole is typed once, after reading: predicting
         # would type each of its many short columns twice.
-        small = data is not None and len(data) <= 2 * SAMPLE_BYTES and ncols > 256
-        if predict is not None and SAMPLE_BYTES > 0 and not small:
-            head = data if data is not None else payload.head(2 * SAMPLE_BYTES)
-            sample = _sample(head, ncols, header, parse_options)
-            if sample is not None:
-                predicted = predict(list(names), sample[:width])
-            if data is None:
-                # A stream cannot be read twice: only the kinds the reader keeps as text
-                # (dictionary-encoded), which no value can make it refuse.
-                predicted = {j: k for j, k in predicted.items() if k in _LOSSLESS}
+        small = data is not None and len(data) <= 2 * SAMPLE_BYTES and self.ncols > 256
+        if predict is None or SAMPLE_BYTES <= 0 or small:
+            return {}
+        predicted: dict[int, TypeName] = {}
+        head = data if data is not None else self.payload.head(2 * SAMPLE_BYTES)
+        sample = _sample(head, self.ncols, self.header, self.parse_options)
+        if sample is not None:
+            predicted = predict(list(self.names), sample[: len(self.names)])
+        if data is None:
+            # A stream cannot be read twice: only the kinds the reader keeps as text
+            # (dictionary-encoded), which no value can make it refuse.
+            predicted = {j: k for j, k in predicted.items() if k in _LOSSLESS}
+        return predicted
 
-        def read(kinds: dict[int, TypeName]) -> pa.Table:
-            convert_options.column_types = {
-                name: reader_type(kinds[j]) if j in kinds else pa.large_string()
-                for j, name in enumerate(internal)
-            }
-            source = stream if data is None else pa.BufferReader(pa.py_buffer(data))
-            return pacsv.read_csv(
-                source,
-                read_options=read_options,
-                parse_options=parse_options,
-                convert_options=convert_options,
-            )
+    def read(self, kinds: dict[int, TypeName]) -> pa.Table:
+        """The whole payload in one table, the columns in ``kinds`` parsed into their type."""
+        self.convert_options.column_types = {
+            name: reader_type(kinds[j]) if j in kinds else pa.large_string()
+            for j, name in enumerate(self.internal)
+        }
+        data = self.data
+        source = self.stream if data is None else pa.BufferReader(pa.py_buffer(data))
+        return pacsv.read_csv(
+            source,
+            read_options=self.read_options,
+            parse_options=self.parse_options,
+            convert_options=self.convert_options,
+        )
 
+    def whole(self, predict: Predictor | None) -> RawChunk:
+        """The payload as one chunk (read again as text if a predicted type was wrong)."""
+        predicted = self.predicted(predict)
         try:
             try:
-                table = read(predicted)
+                table = self.read(predicted)
             except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
                 if _straddles(exc):
                     # A record longer than a block: read again with blocks that hold it.
-                    if data is None:
-                        assert tracker is not None
-                        data = tracker.replay()
+                    if self.data is None:
+                        assert self.tracker is not None
+                        self.data = self.tracker.replay()
                     table = _read_long_records(
-                        data,
+                        self.data,
                         kinds=predicted,
-                        read=read_options,
-                        parse=parse_options,
-                        convert=convert_options,
-                        names=internal,
+                        read=self.read_options,
+                        parse=self.parse_options,
+                        convert=self.convert_options,
+                        names=self.internal,
                     )
                 else:
-                    if not predicted or data is None:
+                    if not predicted or self.data is None:
                         raise
                     predicted = {}
-                    table = read({})  # a later value did not convert as predicted
+                    table = self.read({})  # a later value did not convert as predicted
         except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
-            raise fail(exc, f"cannot parse: {exc}") from exc
-        if tracker is not None:
-            tracker.kept = None
-        end_checks(table)
-        columns = kept([table.column(i) for i in range(ncols)])
-        yield RawChunk(names, columns, table.num_rows, dict(predicted))
-        return
+            raise self.fail(exc, f"cannot parse: {exc}") from exc
+        if self.tracker is not None:
+            self.tracker.kept = None
+        self.end_checks(table)
+        columns = self.kept([table.column(i) for i in range(self.ncols)])
+        return RawChunk(self.names, columns, table.num_rows, dict(predicted))
 
-    read_options.use_threads = False
-    read_options.block_size = 1 << 20  # streamed: batches of about a megabyte
-    try:
-        reader = pacsv.open_csv(
-            stream,
-            read_options=read_options,
-            parse_options=parse_options,
-            convert_options=convert_options,
-        )
-    except (pa.ArrowInvalid, pa.ArrowException) as exc:
-        raise fail(exc, _too_long(exc, read_options.block_size)) from exc
-    pending: pa.RecordBatch | None = None
-    while True:
+    def batches(self) -> Iterator[RawChunk]:
+        """The payload in chunks of about a megabyte, read once."""
+        read_options = self.read_options
+        read_options.use_threads = False
+        read_options.block_size = 1 << 20  # streamed: batches of about a megabyte
         try:
-            batch = reader.read_next_batch()
-        except StopIteration:
-            break
-        except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
-            raise fail(exc, _too_long(exc, read_options.block_size)) from exc
+            reader = pacsv.open_csv(
+                self.stream,
+                read_options=read_options,
+                parse_options=self.parse_options,
+                convert_options=self.convert_options,
+            )
+        except (pa.ArrowInvalid, pa.ArrowException) as exc:
+            raise self.fail(exc, _too_long(exc, read_options.block_size)) from exc
+        pending: pa.RecordBatch | None = None
+        while True:
+            try:
+                batch = reader.read_next_batch()
+            except StopIteration:
+                break
+            except (pa.ArrowInvalid, pa.ArrowException, UnicodeDecodeError) as exc:
+                raise self.fail(exc, _too_long(exc, read_options.block_size)) from exc
+            if pending is not None:
+                yield RawChunk(self.names, self.kept(pending.columns), pending.num_rows)
+            pending = batch
+        self.end_checks()
         if pending is not None:
-            yield RawChunk(names, kept(pending.columns), pending.num_rows)
-        pending = batch
-    end_checks()
-    if pending is not None:
-        yield RawChunk(names, kept(pending.columns), pending.num_rows)
+            yield RawChunk(self.names, self.kept(pending.columns), pending.num_rows)
+
+
+def _column_names(
+    raw_header: list[bytes], fmt: str, *, header: bool, names: Sequence[str] | None
+) -> list[str]:
+    """The column names: given, read from the header, or generated.
+
+    One fewer than the fields when a delimiter ends every line (an unnamed last column).
+    """
+    ncols = len(raw_header)
+    trailing = ncols > 1 and (
+        (header and raw_header[-1] == b"")
+        or (not header and names is not None and len(names) == ncols - 1)
+    )
+    if names is not None:
+        if len(names) != ncols - trailing:
+            raise ResultsParseError(
+                f"{len(names)} names given but the records have {ncols} fields",
+                format=fmt,
+                line=1,
+            )
+        return list(names)
+    if header:
+        return _decode_names(raw_header[: ncols - trailing], fmt)
+    return generated_names(ncols)
 
 
 def _straddles(exc: BaseException) -> bool:

@@ -262,24 +262,31 @@ def iter_xml(
 
 def _iter_lxml(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
     """Parse XML results with lxml's pull parser."""
-    root_tag, record_tag = _detect(payload)
-    namespace = _namespace(root_tag)
-    columns_tag = namespace + "Columns"
-    parser = _parser(record_tag, columns_tag)
-    cols: _Columns | None = None
-    record = 0
-    fed = 0
-    tail = b""
-    root: Any = None
-    data = payload.data
-    root_name = f"<{_local(root_tag)}>" if root_tag else "the root"
+    yield from _PullReader(payload).chunks(streaming=streaming)
 
-    def error(message: str, exc: etree.XMLSyntaxError | None = None) -> ResultsParseError:
+
+class _PullReader:
+    """One XML payload through lxml's pull parser: records in batches, into column arrays."""
+
+    def __init__(self, payload: Payload) -> None:
+        self.payload = payload
+        root_tag, self.record_tag = _detect(payload)
+        self.columns_tag = _namespace(root_tag) + "Columns"
+        self.parser = _parser(self.record_tag, self.columns_tag)
+        self.cols: _Columns | None = None
+        self.record = 0  # records read so far: the one an error names
+        self.fed = 0  # bytes fed to the parser
+        self.root: Any = None
+        self.data = payload.data
+        self.root_name = f"<{_local(root_tag)}>" if root_tag else "the root"
+
+    def error(self, message: str, exc: etree.XMLSyntaxError | None = None) -> ResultsParseError:
+        """A parse error at the current record (and the line and offset of ``exc``)."""
         line = exc.position[0] if exc is not None and exc.position else None
-        offset: int | None = fed
-        if exc is not None and data is not None and line:
+        offset: int | None = self.fed
+        if exc is not None and self.data is not None and line:
             column = exc.position[1]
-            raw = bytes(data)
+            raw = bytes(self.data)
             start = 0
             for _ in range(line - 1):
                 start = raw.find(b"\n", start) + 1
@@ -287,61 +294,125 @@ def _iter_lxml(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
                     break
             offset = min(len(raw), start + max(0, column - 1))
         return ResultsParseError(
-            message, format="XML", line=line or None, record=record, offset=offset
+            message, format="XML", line=line or None, record=self.record, offset=offset
         )
 
-    def process(events: Iterator[tuple[str, Any]]) -> None:
-        nonlocal cols, record, root
+    def chunks(self, *, streaming: bool) -> Iterator[RawChunk]:
+        """Feed the payload to the parser; the columns read (in batches when streaming)."""
+        parser, payload = self.parser, self.payload
+        tail = b""
+        try:
+            for chunk in payload.chunks():
+                # Refused before lxml sees it: no DTD, hence no entity can ever be declared.
+                found = _FORBIDDEN.search(tail + chunk[:9]) or _FORBIDDEN.search(chunk)
+                if found:
+                    raise ResultsParseError(
+                        "XML with a DOCTYPE or entity declarations is refused",
+                        format="XML",
+                        offset=max(0, self.fed - len(tail)),
+                    )
+                tail = (tail + chunk[-9:])[-9:]
+                parser.feed(chunk)
+                self.fed += len(chunk)
+                if self.cols is not None:
+                    self.cols.payload_bytes = self.fed
+                self.process(parser.read_events())
+                if streaming and self.cols is not None and self.cols.pending():
+                    self.cols.flush()
+                    yield self.cols.take()
+            if self.fed == 0:
+                raise ResultsParseError("empty XML payload", format="XML", offset=0)
+            final = parser.close()
+            self.process(parser.read_events())
+        except etree.XMLSyntaxError as exc:
+            with contextlib.suppress(etree.XMLSyntaxError):  # records done before the fault
+                self.record += sum(1 for _, el in parser.read_events() if el.tag == self.record_tag)
+            hint = f"; first bytes {first_bytes(payload.head(40))}" if self.record == 0 else ""
+            raise self.error(f"malformed XML: {exc.msg}{hint}", exc) from exc
+        except (ValueError, LookupError, UnicodeError) as exc:  # bad encoding declarations etc.
+            if isinstance(exc, ResultsParseError):
+                raise
+            raise self.error(f"malformed XML: {exc}") from exc
+        cols = self.finish(final)
+        if not streaming or cols.done or self.record == 0:
+            yield cols.take()
+
+    def finish(self, final: Any) -> _Columns:
+        """Check what follows the records (no DOCTYPE, no other element); the last columns."""
+        if final.getroottree().docinfo.doctype:
+            raise self.error("XML with a DOCTYPE is refused")
+        for leftover in final:
+            if isinstance(leftover.tag, str):
+                raise self.error(
+                    f"unexpected element <{_local(leftover.tag)}> in <{_local(final.tag)}>"
+                )
+        if self.cols is None:
+            self.cols = _Columns(None)
+        self.cols.flush()
+        return self.cols
+
+    def process(self, events: Iterator[tuple[str, Any]]) -> None:
+        """Read the records (and a first ``<Columns>``) the parser has ended, then drop them."""
         done = []
         ended = [elem for _, elem in events]
         parent = ended[0].getparent() if ended else None
         nil_possible = parent is None or bool(_may_have_nil(parent))
         special = parent is None or bool(_has_base64(parent))
         attributes = parent is None or bool(_has_attributes(parent))
+        row, columns_tag = self.row, self.columns_tag
         for elem in ended:
             # After the first row, a <Columns> is just a row with unknown fields.
-            if cols is None and elem.tag == columns_tag:
+            if self.cols is None and elem.tag == columns_tag:
                 declared = [c.text or "" for c in elem if isinstance(c.tag, str)]
                 if len(set(declared)) != len(declared):
-                    raise error(f"duplicate column names in <Columns>: {declared!r}")
-                cols = _Columns(declared, _namespace(record_tag))
-                cols.payload_bytes = fed
+                    raise self.error(f"duplicate column names in <Columns>: {declared!r}")
+                self.cols = _Columns(declared, _namespace(self.record_tag))
+                self.cols.payload_bytes = self.fed
             else:
-                if cols is None:
-                    cols = _Columns(None)
-                    cols.payload_bytes = fed
-                row(elem, cols, nil_possible, special, attributes)
-                record += 1
+                if self.cols is None:
+                    self.cols = _Columns(None)
+                    self.cols.payload_bytes = self.fed
+                row(elem, self.cols, nil_possible, special, attributes)
+                self.record += 1
             done.append(elem)
-        if not done:
-            return
+        if done:
+            self.release(done)
+
+    def release(self, done: list[Any]) -> None:
+        """Check that the records read sit right under the root, and free them."""
         parent = done[0].getparent()
         if parent is not None and _has_nested(parent):
             # Some value holds an element: find the first such row to name it.
             for i, elem in enumerate(done):
                 bad = next((ch for ch in elem if len(ch)), None)
-                if bad is not None and elem.tag == record_tag:
-                    record -= sum(1 for e in done[i:] if e.tag == record_tag)
-                    raise error(f"element <{_local(bad.tag)}> has child elements")
-        if root is None:
-            root = done[0].getparent()
-            if root is None or root.getparent() is not None:
-                raise error(f"<{_local(done[0].tag)}> must be a child of {root_name}")
+                if bad is not None and elem.tag == self.record_tag:
+                    self.record -= sum(1 for e in done[i:] if e.tag == self.record_tag)
+                    raise self.error(f"element <{_local(bad.tag)}> has child elements")
+        if self.root is None:
+            self.root = done[0].getparent()
+            if self.root is None or self.root.getparent() is not None:
+                raise self.error(f"<{_local(done[0].tag)}> must be a child of {self.root_name}")
+        root = self.root
         # Done elements are the root's first children unless something else sits there.
         k = len(done)
         if len(root) < k or root[k - 1] is not done[-1] or root[0] is not done[0]:
             for elem in done:
                 if elem.getparent() is not root:
-                    raise error(f"<{_local(elem.tag)}> must be a child of {root_name}")
+                    raise self.error(f"<{_local(elem.tag)}> must be a child of {self.root_name}")
             for child in root:
                 if child not in done and isinstance(child.tag, str) and child is not root[-1]:
-                    raise error(f"unexpected element <{_local(child.tag)}> in {root_name}")
+                    raise self.error(
+                        f"unexpected element <{_local(child.tag)}> in {self.root_name}"
+                    )
             for elem in done:
                 root.remove(elem)
         else:
             del root[:k]
 
-    def row(elem: Any, c: _Columns, nil_possible: bool, special: bool, attributes: bool) -> None:
+    def row(
+        self, elem: Any, c: _Columns, nil_possible: bool, special: bool, attributes: bool
+    ) -> None:
+        """Add one record's values to the columns (per record: keep it lean)."""
         children = elem[:]
         tags = tuple(map(_TAG, children))
         fields: list[tuple[str, str]] = []
@@ -350,12 +421,12 @@ def _iter_lxml(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
             if fields:
                 tags = tuple("@" + k for k, _ in fields) + tags
         if not tags and (elem.text or "").strip():
-            raise error(f"<{_local(elem.tag)}> holds text, not fields: not a record")
+            raise self.error(f"<{_local(elem.tag)}> holds text, not fields: not a record")
         pid = c.patterns.get(tags)
         if pid is None:
             learned = c.learn(tags)
             if isinstance(learned, str):
-                raise error(learned)
+                raise self.error(learned)
             pid = learned
         encoded = elem.get("base64") if special else None
         if not (encoded or nil_possible or fields):
@@ -376,60 +447,17 @@ def _iter_lxml(payload: Payload, *, streaming: bool) -> Iterator[RawChunk]:
             for tag in encoded.split():
                 i = next((i for i, ch in enumerate(children) if _local(ch.tag) == tag), -1)
                 if i < 0 or (texts[i] is None and _nil(children[i])):
-                    raise error(f"base64 names <{tag}>, which this record lacks")
+                    raise self.error(f"base64 names <{tag}>, which this record lacks")
                 try:
                     texts[i] = base64.b64decode(texts[i] or "", validate=True).decode("utf-8")
                 except (binascii.Error, ValueError) as exc:
-                    raise error(f"element <{tag}> is not valid base64 UTF-8") from exc
+                    raise self.error(f"element <{tag}> is not valid base64 UTF-8") from exc
         if fields:
             c.flat.extend(v for _, v in fields)
         c.flat.extend(texts)
         c.pids.append(pid)
         if len(c.pids) >= _BATCH:
             c.flush()
-
-    try:
-        for chunk in payload.chunks():
-            # Refused before lxml sees it: no DTD, hence no entity can ever be declared.
-            found = _FORBIDDEN.search(tail + chunk[:9]) or _FORBIDDEN.search(chunk)
-            if found:
-                raise ResultsParseError(
-                    "XML with a DOCTYPE or entity declarations is refused",
-                    format="XML",
-                    offset=max(0, fed - len(tail)),
-                )
-            tail = (tail + chunk[-9:])[-9:]
-            parser.feed(chunk)
-            fed += len(chunk)
-            if cols is not None:
-                cols.payload_bytes = fed
-            process(parser.read_events())
-            if streaming and cols is not None and cols.pending():
-                cols.flush()
-                yield cols.take()
-        if fed == 0:
-            raise ResultsParseError("empty XML payload", format="XML", offset=0)
-        final = parser.close()
-        process(parser.read_events())
-    except etree.XMLSyntaxError as exc:
-        with contextlib.suppress(etree.XMLSyntaxError):  # records done before the fault
-            record += sum(1 for _, el in parser.read_events() if el.tag == record_tag)
-        hint = f"; first bytes {first_bytes(payload.head(40))}" if record == 0 else ""
-        raise error(f"malformed XML: {exc.msg}{hint}", exc) from exc
-    except (ValueError, LookupError, UnicodeError) as exc:  # bad encoding declarations etc.
-        if isinstance(exc, ResultsParseError):
-            raise
-        raise error(f"malformed XML: {exc}") from exc
-    if final.getroottree().docinfo.doctype:
-        raise error("XML with a DOCTYPE is refused")
-    for leftover in final:
-        if isinstance(leftover.tag, str):
-            raise error(f"unexpected element <{_local(leftover.tag)}> in <{_local(final.tag)}>")
-    if cols is None:
-        cols = _Columns(None)
-    cols.flush()
-    if not streaming or cols.done or record == 0:
-        yield cols.take()
 
 
 _ATTRIBUTE_VALUES: Final[Any] = etree.XPath("@*", smart_strings=False)

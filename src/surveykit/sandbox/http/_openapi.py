@@ -75,20 +75,19 @@ def _ok(schema: dict[str, Any], description: str = "Success") -> dict[str, Any]:
 
 
 def _paths() -> dict[str, Any]:
-    send_or_problem = {"anyOf": [_ref("SendResponse"), _ref("ValidationProblemDetails")]}
-    keyword_404 = {"404": _problem("No such keyword on the account.")}
-    results_types = {
-        "text/csv": {"schema": {"type": "string"}},
-        "text/plain": {"schema": {"type": "string"}},
-        "text/tab-separated-values": {"schema": {"type": "string"}},
-        "application/xml": {"schema": {"type": "string"}},
-        "application/json": {
-            "schema": {
-                "type": "array",
-                "items": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
-            }
-        },
+    """The paths, one endpoint group after another (the document's order)."""
+    return {
+        **_data_paths(),
+        **_keyword_paths(),
+        **_message_paths(),
+        **_survey_paths(),
+        **_tinyurl_paths(),
+        **_webhook_paths(),
     }
+
+
+def _data_paths() -> dict[str, Any]:
+    """Data: the respondent import."""
     return {
         "/v3.2/Data/Import": {
             "post": _op(
@@ -102,6 +101,13 @@ def _paths() -> dict[str, Any]:
                 _body("ImportDataModel"),
             )
         },
+    }
+
+
+def _keyword_paths() -> dict[str, Any]:
+    """Keyword: register, update, delete and list keywords."""
+    keyword_404 = {"404": _problem("No such keyword on the account.")}
+    return {
         "/v3.2/Keyword": {
             "post": _op(
                 "Keyword_Create",
@@ -141,6 +147,13 @@ def _paths() -> dict[str, Any]:
                 {"200": _ok({"type": "array", "items": _ref("KeywordModel")})},
             ),
         },
+    }
+
+
+def _message_paths() -> dict[str, Any]:
+    """Message: send a message or an email, look a number up."""
+    send_or_problem = {"anyOf": [_ref("SendResponse"), _ref("ValidationProblemDetails")]}
+    return {
         "/v3.2/Message": {
             "post": _op(
                 "Message_Send",
@@ -201,6 +214,24 @@ def _paths() -> dict[str, Any]:
                 ],
             )
         },
+    }
+
+
+def _survey_paths() -> dict[str, Any]:
+    """Survey: the results."""
+    results_types = {
+        "text/csv": {"schema": {"type": "string"}},
+        "text/plain": {"schema": {"type": "string"}},
+        "text/tab-separated-values": {"schema": {"type": "string"}},
+        "application/xml": {"schema": {"type": "string"}},
+        "application/json": {
+            "schema": {
+                "type": "array",
+                "items": {"type": "object", "additionalProperties": {"type": ["string", "null"]}},
+            }
+        },
+    }
+    return {
         "/v3.2/Survey/GetResults": {
             "post": _op(
                 "Survey_GetResults",
@@ -216,6 +247,12 @@ def _paths() -> dict[str, Any]:
                 _body("ResultsRequestModel", xml=True),
             )
         },
+    }
+
+
+def _tinyurl_paths() -> dict[str, Any]:
+    """TinyUrl: short links, one or a list."""
+    return {
         "/v3.2/TinyUrl/Register": {
             "post": _op(
                 "TinyUrl_Register",
@@ -240,6 +277,12 @@ def _paths() -> dict[str, Any]:
                 _body("UrlListModel", xml=True),
             )
         },
+    }
+
+
+def _webhook_paths() -> dict[str, Any]:
+    """Webhook: the user's webhooks."""
+    return {
         "/v3.2/Webhook": {
             "get": _op(
                 "Webhook_List",

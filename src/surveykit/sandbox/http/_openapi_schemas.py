@@ -34,6 +34,19 @@ def _wire_int(fmt: str, description: str) -> dict[str, Any]:
 
 def schemas() -> dict[str, Any]:
     """The components' schemas: the reference's, and the sandbox's where it shows none."""
+    return {
+        **_data_schemas(),
+        **_keyword_schemas(),
+        **_message_schemas(),
+        **_survey_schemas(),
+        **_tinyurl_schemas(),
+        **_webhook_schemas(),
+        **_problem_schemas(),
+    }
+
+
+def _data_schemas() -> dict[str, Any]:
+    """Data: the import's request and answer."""
     string_or_null = _nullable("string")
     return {
         "ImportDataModel": {
@@ -60,6 +73,13 @@ def schemas() -> dict[str, Any]:
                 name: string_or_null for name in ("status", "message", *RESPONDENT_FIELDS, "when")
             },
         },
+    }
+
+
+def _keyword_schemas() -> dict[str, Any]:
+    """Keyword: a keyword and its answers."""
+    string_or_null = _nullable("string")
+    return {
         "KeywordModel": {
             "type": "object",
             "required": ["keyword"],
@@ -71,6 +91,13 @@ def schemas() -> dict[str, Any]:
             },
             "xml": {"name": "KeywordModel"},
         },
+    }
+
+
+def _message_schemas() -> dict[str, Any]:
+    """Message: a message and its windows, an email, the send and lookup answers."""
+    string_or_null = _nullable("string")
+    return {
         "Window": {
             "type": "object",
             "properties": {
@@ -140,6 +167,12 @@ def schemas() -> dict[str, Any]:
                 "numberType": string_or_null,
             },
         },
+    }
+
+
+def _survey_schemas() -> dict[str, Any]:
+    """Survey: the results request."""
+    return {
         "ResultsRequestModel": {
             "type": "object",
             "properties": {
@@ -157,6 +190,13 @@ def schemas() -> dict[str, Any]:
             },
             "xml": {"name": "ResultsRequestModel"},
         },
+    }
+
+
+def _tinyurl_schemas() -> dict[str, Any]:
+    """TinyUrl: a long URL or a list of them, and the short link made."""
+    string_or_null = _nullable("string")
+    return {
         "UrlModel": {
             "type": "object",
             "properties": {
@@ -195,6 +235,13 @@ def schemas() -> dict[str, Any]:
                 "clicks": {"type": "integer"},
             },
         },
+    }
+
+
+def _webhook_schemas() -> dict[str, Any]:
+    """Webhook: a webhook."""
+    string_or_null = _nullable("string")
+    return {
         "WebHookModel": {
             "type": "object",
             "properties": {
@@ -212,6 +259,13 @@ def schemas() -> dict[str, Any]:
                 "status": {"type": "integer", "format": "int32"},
             },
         },
+    }
+
+
+def _problem_schemas() -> dict[str, Any]:
+    """The problems every group may answer with (RFC 9457 problem details)."""
+    string_or_null = _nullable("string")
+    return {
         "ProblemDetails": {
             "type": "object",
             "properties": {

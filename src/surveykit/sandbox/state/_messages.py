@@ -66,6 +66,49 @@ def _refusal_body(status: str, carrier: str, number_type: str) -> dict[str, Any]
     return _send_body("Unknown", status, carrier, status == delivery.REACHABLE, number_type)
 
 
+def _check_send(request: SendRequest, channel: str) -> None:
+    """Refuse a send the platform does not take at all (a validation :class:`Problem`)."""
+    destination, source = request.destination, request.source
+    if not _numbers.is_possible_number(destination):
+        raise validation(
+            {
+                "destination": [
+                    f"The destination number {destination!r} is invalid: no such country code "
+                    "or the wrong length for it"
+                ]
+            }
+        )
+    if source.lstrip("+") == destination:
+        raise validation({"destination": ["The destination and source are the same."]})
+    if channel != "SMS" and is_branded(source):
+        raise validation(
+            {
+                "source": [
+                    f"A branded source ({source!r}) is not supported on the {channel} route; "
+                    "use the account's number"
+                ]
+            }
+        )
+    if channel == "SMS" and sms.segments(request.message) > _rules.SMS_MAX_SEGMENTS:
+        raise validation(
+            {
+                "message": [
+                    f"The message takes {sms.segments(request.message)} SMS segments; "
+                    f"at most {_rules.SMS_MAX_SEGMENTS} are sent"
+                ]
+            }
+        )
+    if channel != "SMS" and len(request.message) > _rules.CHAT_MAX_CHARS:
+        raise validation(
+            {
+                "message": [
+                    f"The message has {len(request.message)} characters; at most "
+                    f"{_rules.CHAT_MAX_CHARS} on the {channel} route"
+                ]
+            }
+        )
+
+
 class Messages:
     """Sending: messages, email and number lookups; held sends and open reply windows."""
 
@@ -160,46 +203,9 @@ class Messages:
         ``keep_id`` (a message sent in answer to a callback) makes the message keep that
         MessageID instead of taking a new one; ``reply_to_event`` is the event answered.
         """
-        destination, source = request.destination, request.source
+        destination = request.destination
         channel = _CHANNELS[int(request.type or 0)]
-        if not _numbers.is_possible_number(destination):
-            raise validation(
-                {
-                    "destination": [
-                        f"The destination number {destination!r} is invalid: no such country code "
-                        "or the wrong length for it"
-                    ]
-                }
-            )
-        if source.lstrip("+") == destination:
-            raise validation({"destination": ["The destination and source are the same."]})
-        if channel != "SMS" and is_branded(source):
-            raise validation(
-                {
-                    "source": [
-                        f"A branded source ({source!r}) is not supported on the {channel} route; "
-                        "use the account's number"
-                    ]
-                }
-            )
-        if channel == "SMS" and sms.segments(request.message) > _rules.SMS_MAX_SEGMENTS:
-            raise validation(
-                {
-                    "message": [
-                        f"The message takes {sms.segments(request.message)} SMS segments; "
-                        f"at most {_rules.SMS_MAX_SEGMENTS} are sent"
-                    ]
-                }
-            )
-        if channel != "SMS" and len(request.message) > _rules.CHAT_MAX_CHARS:
-            raise validation(
-                {
-                    "message": [
-                        f"The message has {len(request.message)} characters; at most "
-                        f"{_rules.CHAT_MAX_CHARS} on the {channel} route"
-                    ]
-                }
-            )
+        _check_send(request, channel)
         info = _numbers.lookup_number(destination)
         looked = bool(request.lookup)
         carrier = info.carrier if looked else "Unknown"
@@ -222,38 +228,50 @@ class Messages:
             reachable = info.reachable if looked else True
             if request.test:
                 return _send_body("Unknown", "Sent", carrier, reachable, number_type)
-            if keep_id is not None:
-                message_id = keep_id
-                replies = sum(1 for m in self.messages.values() if m.message_id == keep_id)
-                key = f"{keep_id}/reply-{replies}"
-            else:
-                message_id = key = self.core.next_message_id()
-            message = MessageRecord(
-                message_id=message_id,
-                key=key,
-                reply_to_event=reply_to_event,
-                channel=channel,
-                source=source,
-                destination=destination,
-                text=request.message,
-                created=now,
-                status="Scheduled",
-                reply=request.reply,
-                lookup=looked,
-                timeout_minutes=(
-                    DEFAULT_REPLY_TIMEOUT if request.timeout is None else request.timeout
-                ),
-                windows=[w.to_wire() for w in request.window or []],
-                segments=sms.segments(request.message) if channel == "SMS" else 1,
-                carrier=info.carrier,
-                reachable=info.reachable,
-                number_type=info.number_type,
-                survey_id=request.survey_id,
-                on_behalf=request.on_behalf,
-                user=user.name,
-            )
+            message = self._record(request, user, channel, info, now, keep_id, reply_to_event)
             self.accept(message, request.when, request.window or [])
             return _send_body(message.message_id, "Sent", carrier, reachable, number_type)
+
+    def _record(
+        self,
+        request: SendRequest,
+        user: User,
+        channel: str,
+        info: _numbers.NumberInfo,
+        now: datetime,
+        keep_id: str | None,
+        reply_to_event: int | None,
+    ) -> MessageRecord:
+        """The record of an accepted send (a reply keeps the MessageID it answers)."""
+        looked = bool(request.lookup)
+        if keep_id is not None:
+            message_id = keep_id
+            replies = sum(1 for m in self.messages.values() if m.message_id == keep_id)
+            key = f"{keep_id}/reply-{replies}"
+        else:
+            message_id = key = self.core.next_message_id()
+        return MessageRecord(
+            message_id=message_id,
+            key=key,
+            reply_to_event=reply_to_event,
+            channel=channel,
+            source=request.source,
+            destination=request.destination,
+            text=request.message,
+            created=now,
+            status="Scheduled",
+            reply=request.reply,
+            lookup=looked,
+            timeout_minutes=(DEFAULT_REPLY_TIMEOUT if request.timeout is None else request.timeout),
+            windows=[w.to_wire() for w in request.window or []],
+            segments=sms.segments(request.message) if channel == "SMS" else 1,
+            carrier=info.carrier,
+            reachable=info.reachable,
+            number_type=info.number_type,
+            survey_id=request.survey_id,
+            on_behalf=request.on_behalf,
+            user=user.name,
+        )
 
     def _refuse(self, request: SendRequest, body: dict[str, Any]) -> dict[str, Any]:
         # Without an account callback the refusal is a 400; with one, the platform answers
