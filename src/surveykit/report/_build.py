@@ -193,16 +193,8 @@ def build_report(
             or a banner without a question to show.
         DispositionError: a disposition that is not an AAPOR code.
     """
-    from surveykit import analysis
-    from surveykit.analysis import weights as weighting
-
     codebook = codebook if codebook is not None else Codebook.infer(df)
-    keys = list(questions) if questions is not None else [k for k in codebook if k in df]
-    for key in keys:
-        if key not in codebook:
-            raise ExportError(f"questions: {key!r} is not in the codebook")
-        if key not in df.columns:
-            raise ExportError(f"questions: {key!r} is not a column of the results")
+    keys = _questions_of(df, codebook, questions)
     if dispositions is not None and outcome_rates is not None:
         raise ExportError("give dispositions or outcome_rates, not both")
     groups = [] if by is None else [by] if isinstance(by, str) else list(by)
@@ -214,18 +206,7 @@ def build_report(
         raise ExportError("top_box goes with banner= (the banner table's nets)")
     labelled = label(df, codebook, errors=errors)
     tables: dict[str, pd.DataFrame] = {}
-    used: pd.Series | None = None
-    design: Design | None = None
-    if any(v is not None for v in (targets, weights, strata, psu, fpc)):
-        design = Design(df, weights=weights, strata=strata, psu=psu, fpc=fpc)
-        if targets is not None:
-            design = design.rake(targets)
-        used = design.weights.rename(WEIGHT_COLUMN)
-        labelled[WEIGHT_COLUMN] = used.to_numpy()
-        design = design.with_data(labelled)
-        summary = weighting.summary(used).rename("value").rename_axis("statistic")
-        tables["Weights"] = summary.reset_index()
-        tables["Design"] = design_table(design, ci)
+    design, used = _report_design(df, labelled, tables, targets, weights, strata, psu, fpc, ci)
     data: pd.DataFrame | Design = labelled if design is None else design
     w = None if used is None else used.to_numpy(dtype=np.float64)
     skipped: list[dict[str, Any]] = []
@@ -234,39 +215,8 @@ def build_report(
         if kind not in _PROPORTION_KINDS + _CROSSTAB_KINDS + ("number",):
             skipped.append(_skipped(labelled, codebook, key))
             continue
-        answered = _answered(labelled, key, kind)
-        base = _base(labelled, key, answered, w, groups)
-        for grouping in [None, *([groups] if groups else [])]:
-            suffix = "" if grouping is None else " by " + ", ".join(groups)
-            options: dict[str, Any] = {"by": grouping, "ci": ci}
-            if kind == "nps":
-                tables[f"{key} NPS{suffix}"] = analysis.nps(data, key, **options)
-            if kind in ("rating", "number"):
-                tables[f"{key} mean{suffix}"] = analysis.means(data, key, **options)
-            if kind in _PROPORTION_KINDS:
-                tables[f"{key} %{suffix}"] = analysis.proportions(data, key, **options)
-            for name in (f"{key} NPS{suffix}", f"{key} mean{suffix}", f"{key} %{suffix}"):
-                if name in tables:
-                    tables[name].attrs["by"] = list(grouping or [])
-                    tables[name].attrs["base"] = base
-        if kind in _CROSSTAB_KINDS:
-            for column in groups:
-                table = analysis.crosstab(data, key, column)
-                in_group = answered & labelled[column].notna().to_numpy()
-                table.attrs["base"] = _base(labelled, key, in_group, w, [column])
-                table.attrs["base"]["who"] += f" with a {column} value"
-                tables[f"{key} x {column}"] = table
-    banner_result: Banner | None = None
-    if banners:
-        from surveykit.report._banner import banner as banner_table
-
-        shown = [k for k in keys if codebook[k].kind in BANNER_KINDS and k not in banners]
-        if not shown:
-            raise ExportError(
-                "banner: no question a banner table shows (NPS, rating, choice, multi, "
-                "number) besides the banner variables"
-            )
-        banner_result = banner_table(data, shown, banners, top_box=top_box, codebook=codebook)
+        tables.update(_question_tables(data, labelled, key, kind, groups, w, ci))
+    banner_result = _banner_of(data, codebook, keys, banners, top_box)
     return Report(
         labelled=labelled,
         codebook=codebook,
@@ -290,6 +240,110 @@ def build_report(
         verbatims=_verbatims(labelled, codebook, keys) if verbatims else None,
     )
 
+
+
+def _questions_of(
+    df: pd.DataFrame, codebook: Codebook, questions: Sequence[str] | None
+) -> list[str]:
+    """The questions to estimate: those asked for, else every codebook question in ``df``."""
+    keys = list(questions) if questions is not None else [k for k in codebook if k in df]
+    for key in keys:
+        if key not in codebook:
+            raise ExportError(f"questions: {key!r} is not in the codebook")
+        if key not in df.columns:
+            raise ExportError(f"questions: {key!r} is not a column of the results")
+    return keys
+
+
+def _report_design(
+    df: pd.DataFrame,
+    labelled: pd.DataFrame,
+    tables: dict[str, pd.DataFrame],
+    targets: Mapping[str, Mapping[Any, float]] | None,
+    weights: str | pd.Series | None,
+    strata: str | None,
+    psu: str | None,
+    fpc: str | None,
+    ci: float,
+) -> tuple[Design | None, pd.Series | None]:
+    """The design (raked when targets are given) and its weights, or None for neither.
+
+    With a design, ``labelled`` gets the weight column and ``tables`` the Weights and
+    Design tables.
+    """
+    from surveykit.analysis import weights as weighting
+
+    if all(v is None for v in (targets, weights, strata, psu, fpc)):
+        return None, None
+    design = Design(df, weights=weights, strata=strata, psu=psu, fpc=fpc)
+    if targets is not None:
+        design = design.rake(targets)
+    used = design.weights.rename(WEIGHT_COLUMN)
+    labelled[WEIGHT_COLUMN] = used.to_numpy()
+    design = design.with_data(labelled)
+    summary = weighting.summary(used).rename("value").rename_axis("statistic")
+    tables["Weights"] = summary.reset_index()
+    tables["Design"] = design_table(design, ci)
+    return design, used
+
+
+def _question_tables(
+    data: pd.DataFrame | Design,
+    labelled: pd.DataFrame,
+    key: str,
+    kind: str,
+    groups: list[str],
+    w: np.ndarray[Any, np.dtype[np.float64]] | None,
+    ci: float,
+) -> dict[str, pd.DataFrame]:
+    """A question's estimates (whole and by group) and its crosstabs, each with its base."""
+    from surveykit import analysis
+
+    tables: dict[str, pd.DataFrame] = {}
+    answered = _answered(labelled, key, kind)
+    base = _base(labelled, key, answered, w, groups)
+    for grouping in [None, *([groups] if groups else [])]:
+        suffix = "" if grouping is None else " by " + ", ".join(groups)
+        options: dict[str, Any] = {"by": grouping, "ci": ci}
+        if kind == "nps":
+            tables[f"{key} NPS{suffix}"] = analysis.nps(data, key, **options)
+        if kind in ("rating", "number"):
+            tables[f"{key} mean{suffix}"] = analysis.means(data, key, **options)
+        if kind in _PROPORTION_KINDS:
+            tables[f"{key} %{suffix}"] = analysis.proportions(data, key, **options)
+        for name in (f"{key} NPS{suffix}", f"{key} mean{suffix}", f"{key} %{suffix}"):
+            if name in tables:
+                tables[name].attrs["by"] = list(grouping or [])
+                tables[name].attrs["base"] = base
+    if kind in _CROSSTAB_KINDS:
+        for column in groups:
+            table = analysis.crosstab(data, key, column)
+            in_group = answered & labelled[column].notna().to_numpy()
+            table.attrs["base"] = _base(labelled, key, in_group, w, [column])
+            table.attrs["base"]["who"] += f" with a {column} value"
+            tables[f"{key} x {column}"] = table
+    return tables
+
+
+def _banner_of(
+    data: pd.DataFrame | Design,
+    codebook: Codebook,
+    keys: list[str],
+    banners: list[str],
+    top_box: int | None,
+) -> Banner | None:
+    """The report's banner table of every question it can show, or None without banners."""
+    if not banners:
+        return None
+    from surveykit.report._banner import banner as banner_table
+
+    shown = [k for k in keys if codebook[k].kind in BANNER_KINDS and k not in banners]
+    if not shown:
+        raise ExportError(
+            "banner: no question a banner table shows (NPS, rating, choice, multi, "
+            "number) besides the banner variables"
+        )
+    return banner_table(data, shown, banners, top_box=top_box, codebook=codebook)
 
 def _verbatims(labelled: pd.DataFrame, codebook: Codebook, keys: Sequence[str]) -> pd.DataFrame:
     """Every non-empty free-text answer as text: respondent, question, answer."""
