@@ -7,6 +7,7 @@ frame alone keeps Pearson's test and two-proportion z-tests.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from itertools import combinations
 from typing import Any
 
@@ -182,8 +183,73 @@ def crosstab(
         )
     inputs.not_crossed_with_itself(question, by)
     df, design = design_of(data, weights)
+    cells = _cells(df, design, question, by, kind)
+    if normalize:
+        with np.errstate(invalid="ignore", divide="ignore"):
+            shown = pd.DataFrame(
+                100 * cells.table_w / cells.base_w, index=cells.index, columns=cells.columns
+            )
+    else:
+        shown = cells.counts.copy()
+    keys = column_letters(len(cells.columns))
+    shown.attrs = {
+        "estimate": "crosstab",
+        "question": question,
+        "question_text": inputs.question_text(df, question),
+        "weights": None if design is None else design.weights_name,
+        "alpha": alpha,
+        "counts": cells.respondents,
+        "counts_weighted": cells.counts.astype(np.float64),
+        "normalize": normalize,
+        "column_letters": dict(zip(cells.columns, keys, strict=True)),
+        "test": None,
+        "letters": None,
+        "letters_test": None,
+        "letters_pairs": None,
+        "bases": cells.bases,
+        "min_base": min_base,
+        "low_base": cells.bases < min_base,
+    }
+    figures = None
+    if design is None:
+        flags = _textbook_flags(cells.table_w, cells.bases.to_numpy(dtype=np.float64))
+    else:
+        figures = _domains.proportions(
+            design, cells.ans.codes, len(cells.ans.labels), cells.column_ids,
+            len(cells.columns), cells.ans.chosen,
+        )  # fmt: skip
+        flags = _design_flags(design, figures, cells.ans, cells.rows, cells.column_ids)
+    shown.attrs["flags"] = pd.DataFrame(flags[0], index=cells.index, columns=cells.columns)
+    shown.attrs["flag_reasons"] = pd.DataFrame(flags[1], index=cells.index, columns=cells.columns)
+    if test:
+        _add_tests(shown, cells, design, figures, keys, alpha, statistic, min_base)
+    return shown
+
+
+@dataclass(frozen=True)
+class _Cells:
+    """A crosstab's cells: the groups and answers, and the table before it is shown."""
+
+    grouped: inputs.Groups
+    ans: inputs.Answers
+    w: FloatArray | None
+    answered: Any  # per group: has answers (a column of the table)
+    rows: Any  # per option: a row of the table
+    table_w: FloatArray  # columns x rows: weighted counts (counts without a design)
+    base_w: FloatArray  # per column: its weighted base
+    index: pd.Index
+    columns: Any
+    counts: pd.DataFrame  # the table of weighted counts (integers without a design)
+    respondents: pd.DataFrame  # the respondents (of non-zero weight) in each cell
+    bases: pd.Series  # per column: its respondents who answered
+    column_ids: IntArray  # per row: its column's position (-1 for none)
+
+
+def _cells(
+    df: pd.DataFrame, design: Design | None, question: str, by: By, kind: str | None
+) -> _Cells:
+    """Count the answers of ``question`` per group of ``by``, weighted and not."""
     w = None if design is None else design.weights_array
-    weights_name = None if design is None else design.weights_name
     grouped = inputs.groups(df, by, dropna=True)
     multi = None if kind is None else kind == "multi"
     ans = inputs.answers(df, question, multi=multi)
@@ -219,70 +285,52 @@ def crosstab(
         index=columns,
         name="base",
     )
-    if normalize:
-        with np.errstate(invalid="ignore", divide="ignore"):
-            shown = pd.DataFrame(100 * table_w / base_w, index=index, columns=columns)
-    else:
-        shown = counts_frame.copy()
-    keys = column_letters(len(columns))
-    shown.attrs = {
-        "estimate": "crosstab",
-        "question": question,
-        "question_text": inputs.question_text(df, question),
-        "weights": weights_name,
-        "alpha": alpha,
-        "counts": respondents,
-        "counts_weighted": counts_frame.astype(np.float64),
-        "normalize": normalize,
-        "column_letters": dict(zip(columns, keys, strict=True)),
-        "test": None,
-        "letters": None,
-        "letters_test": None,
-        "letters_pairs": None,
-        "bases": bases,
-        "min_base": min_base,
-        "low_base": bases < min_base,
-    }
-    figures = None
-    if design is None:
-        flags = _textbook_flags(table_w, bases.to_numpy(dtype=np.float64))
-    else:
-        column_ids = _positions(grouped.ids, answered)
-        figures = _domains.proportions(
-            design, ans.codes, len(ans.labels), column_ids, len(columns), ans.chosen
-        )
-        flags = _design_flags(design, figures, ans, rows, column_ids)
-    shown.attrs["flags"] = pd.DataFrame(flags[0], index=index, columns=columns)
-    shown.attrs["flag_reasons"] = pd.DataFrame(flags[1], index=index, columns=columns)
-    if not test:
-        return shown
-    keep = (grouped.ids >= 0) & (ans.codes >= 0)
+    column_ids = _positions(grouped.ids, answered) if design is not None else grouped.ids
+    return _Cells(
+        grouped, ans, w, answered, rows, table_w, base_w, index, columns, counts_frame,
+        respondents, bases, column_ids,
+    )  # fmt: skip
+
+
+def _add_tests(
+    shown: pd.DataFrame,
+    cells: _Cells,
+    design: Design | None,
+    figures: Any,
+    keys: list[str],
+    alpha: float,
+    statistic: between.ChisqStatistic,
+    min_base: int,
+) -> None:
+    """The test of independence and the column letters, into ``shown.attrs``."""
+    keep = (cells.grouped.ids >= 0) & (cells.ans.codes >= 0)
     if design is None:
         n = int(keep.sum())
-        shown.attrs["test"] = _chi_square(table_w, multi=ans.chosen is not None) | {
+        shown.attrs["test"] = _chi_square(cells.table_w, multi=cells.ans.chosen is not None) | {
             "n": n,
             "n_eff": float(n),
             "weighted": False,
         }
-        letters, pairs = _letters(table_w, base_w, keys, alpha)
+        letters, pairs = _letters(cells.table_w, cells.base_w, keys, alpha)
         shown.attrs["letters_test"] = Z_LETTERS
     else:
         assert figures is not None
+        w = cells.w
         n = int((keep & (w != 0)).sum()) if w is not None else int(keep.sum())
         shown.attrs["test"] = _design_chi_square(
-            design, ans, rows, column_ids, table_w, statistic
+            design, cells.ans, cells.rows, cells.column_ids, cells.table_w, statistic
         ) | {"n": n, "weighted": True, "design": design.describe()}
         shown.attrs["test"]["n_eff"] = n / shown.attrs["test"].get("design_effect", np.nan)
         shown.attrs["test"]["warning"] = _design_warning(
-            design, shown.attrs["test"], bases, min_base
+            design, shown.attrs["test"], cells.bases, min_base
         )
         letters, pairs = _design_letters(
-            design, figures, ans, rows, column_ids, len(columns), keys, alpha
-        )
+            design, figures, cells.ans, cells.rows, cells.column_ids, len(cells.columns), keys,
+            alpha,
+        )  # fmt: skip
         shown.attrs["letters_test"] = T_LETTERS
-    shown.attrs["letters"] = pd.DataFrame(letters, index=index, columns=columns)
-    shown.attrs["letters_pairs"] = _pairs_frame(pairs, index, columns)
-    return shown
+    shown.attrs["letters"] = pd.DataFrame(letters, index=cells.index, columns=cells.columns)
+    shown.attrs["letters_pairs"] = _pairs_frame(pairs, cells.index, cells.columns)
 
 
 def _positions(ids: IntArray, kept: Any) -> IntArray:
