@@ -220,19 +220,7 @@ def report(
     import surveykit as sk
     from surveykit.report._build import build_report
 
-    for option, path, suffix in (
-        ("--out", out, ".xlsx"),
-        ("--spss", spss, ".sav"),
-        ("--stata", stata, ".dta"),
-    ):
-        if path is None:
-            continue
-        if path.suffix.lower() != suffix:
-            raise typer.BadParameter(f"{path}: expected a {suffix} file", param_hint=f"'{option}'")
-        if path.is_dir():
-            raise typer.BadParameter(f"{path} is a folder", param_hint=f"'{option}'")
-        if not path.parent.is_dir():
-            raise typer.BadParameter(f"no folder {path.parent}", param_hint=f"'{option}'")
+    _check_outputs(out, spss, stata)
     if not 0 < ci < 1:
         raise typer.BadParameter(f"{ci} is not between 0 and 1", param_hint="'--ci'")
     shares = read_targets(targets) if targets is not None else None
@@ -241,23 +229,9 @@ def report(
         raise typer.BadParameter("no column named", param_hint="'--banner'")
     if top_box is not None and not banners:
         raise usage("--top-box goes with --banner (the banner table's nets)")
-    if dispositions is not None and journal:
-        raise usage("give --dispositions or --journal, not both")
-    if (events is not None or optouts is not None) and not journal:
-        raise usage("--events and --optouts go with --journal (the campaign's sends)")
-    for option, path in [*(("--journal", p) for p in journal or []), ("--events", events),
-                         ("--optouts", optouts)]:
-        if path is not None and not path.is_file():
-            raise usage(f"{option} {path}: no such file")
+    _check_campaign_files(dispositions, journal, events, optouts)
     codes = read_dispositions(dispositions) if dispositions is not None else None
-    questions: Any = None
-    if codebook is not None:
-        if not codebook.is_file():
-            raise typer.BadParameter(f"no file {codebook}", param_hint="'--codebook'")
-        try:
-            questions = sk.Codebook.read(codebook)
-        except (sk.SurveykitError, ValueError, OSError) as exc:
-            raise CommandError(f"--codebook {codebook}: {exc}") from None
+    questions = _read_codebook(codebook) if codebook is not None else None
     client = make_client(base_url, token, allow_insecure_http=allow_insecure_http)
     try:
         frame = client.surveys.results(survey)
@@ -265,20 +239,12 @@ def report(
             questions = client.embedded.codebook(survey)
         if questions is None:
             typer.echo("surveykit: no --codebook: drafting one from the answers", err=True)
-        for option, column in (
-            ("--weights", weights),
-            ("--strata", strata),
-            ("--psu", psu),
-            ("--fpc", fpc),
-        ):
+        named = [("--weights", weights), ("--strata", strata), ("--psu", psu), ("--fpc", fpc),
+                 *(("--banner", column) for column in banners)]  # fmt: skip
+        for option, column in named:
             if column is not None and column not in frame.columns:
                 raise typer.BadParameter(
                     f"no column {column!r} in the results of {survey}", param_hint=f"'{option}'"
-                )
-        for column in banners:
-            if column not in frame.columns:
-                raise typer.BadParameter(
-                    f"no column {column!r} in the results of {survey}", param_hint="'--banner'"
                 )
         if journal:
             status = sk.campaign_status(
@@ -311,6 +277,19 @@ def report(
         raise CommandError(str(exc)) from None
     except OSError as exc:
         raise CommandError(f"cannot write: {exc}") from None
+    for line in _summary_lines(survey, len(frame), result, banners, out, spss, stata):
+        typer.echo(line)
+
+
+
+def _summary_lines(
+    survey: str, respondents: int, result: Any, banners: list[str], out: Path,
+    spss: Path | None, stata: Path | None,
+) -> list[str]:  # fmt: skip
+    """What the command prints: the survey and design, headline figures, rates, files."""
+    import surveykit as sk
+
+    lines: list[str] = []
     weighted = ""
     if result.weights is not None:
         summary = sk.weights.summary(result.weights)
@@ -320,13 +299,11 @@ def report(
         )
     if result.design is not None:
         weighted += f"\n{result.design.describe()}; variance: {result.design.variance_method}"
-    typer.echo(
-        f"survey {survey}: {len(frame):,} respondents, {len(result.codebook)} questions{weighted}"
+    lines.append(
+        f"survey {survey}: {respondents:,} respondents, {len(result.codebook)} questions{weighted}"
     )
-    for line in headlines(result.tables):
-        typer.echo(line)
-    for line in rate_lines(result.outcome_rates):
-        typer.echo(line)
+    lines += headlines(result.tables)
+    lines += rate_lines(result.outcome_rates)
     extra = ""
     if result.banner is not None:
         extra += f", a banner table by {', '.join(banners)}"
@@ -341,9 +318,51 @@ def report(
         from surveykit.report._export import syntax_path
 
         written.append(f"wrote the multiple-response sets (SPSS syntax) to {syntax_path(spss)}")
-    for line in written:
-        typer.echo(line)
+    return lines + written
 
+
+def _check_outputs(out: Path, spss: Path | None, stata: Path | None) -> None:
+    """Each output file has its suffix and a folder to go in (a usage error otherwise)."""
+    for option, path, suffix in (
+        ("--out", out, ".xlsx"),
+        ("--spss", spss, ".sav"),
+        ("--stata", stata, ".dta"),
+    ):
+        if path is None:
+            continue
+        if path.suffix.lower() != suffix:
+            raise typer.BadParameter(f"{path}: expected a {suffix} file", param_hint=f"'{option}'")
+        if path.is_dir():
+            raise typer.BadParameter(f"{path} is a folder", param_hint=f"'{option}'")
+        if not path.parent.is_dir():
+            raise typer.BadParameter(f"no folder {path.parent}", param_hint=f"'{option}'")
+
+
+def _check_campaign_files(
+    dispositions: Path | None, journal: list[Path] | None, events: Path | None,
+    optouts: Path | None,
+) -> None:  # fmt: skip
+    """The outcome rates come from one source, and its files exist."""
+    if dispositions is not None and journal:
+        raise usage("give --dispositions or --journal, not both")
+    if (events is not None or optouts is not None) and not journal:
+        raise usage("--events and --optouts go with --journal (the campaign's sends)")
+    for option, path in [*(("--journal", p) for p in journal or []), ("--events", events),
+                         ("--optouts", optouts)]:  # fmt: skip
+        if path is not None and not path.is_file():
+            raise usage(f"{option} {path}: no such file")
+
+
+def _read_codebook(path: Path) -> Any:
+    """The ``--codebook`` file, read (one line naming the file when it cannot be)."""
+    import surveykit as sk
+
+    if not path.is_file():
+        raise typer.BadParameter(f"no file {path}", param_hint="'--codebook'")
+    try:
+        return sk.Codebook.read(path)
+    except (sk.SurveykitError, ValueError, OSError) as exc:
+        raise CommandError(f"--codebook {path}: {exc}") from None
 
 def read_dispositions(path: Path) -> Any:
     """The ``--dispositions`` table: a ``disposition`` column (and ``wave``), codes as text.
