@@ -15,18 +15,22 @@ from typing import Any, Final
 import numpy as np
 import pandas as pd
 
+from surveykit import analysis
+from surveykit.analysis import _inputs as inputs
+from surveykit.analysis import weights as weighting
 from surveykit.analysis._design import Design
+from surveykit.campaign import _aapor
 from surveykit.errors import ExportError
 from surveykit.report._banner import Banner
+from surveykit.report._banner import banner as banner_table
 from surveykit.report._codebook import Codebook
 from surveykit.report._excel import MISSING_GROUP
 from surveykit.report._label import Errors, label
+from surveykit.report._workbook import OVERALL, write_report
 
 WEIGHT_COLUMN = "weight"
 """The column ``build_report`` adds to the labelled frame when it rakes."""
 
-OVERALL: Final = "All"
-"""The ``wave`` of the outcome rates over every wave."""
 
 FIELDWORK_COLUMNS: Final = ("invited", "started", "completed", "submitted", "date", "timestamp")
 """Datetime columns of the results whose span is the fieldwork (any letter case)."""
@@ -101,8 +105,6 @@ class Report:
             ``{sheet name: table name}`` of every sheet (``"Cover"``, ``"Contents"``,
             ``"Outcome rates"`` and the tables).
         """
-        from surveykit.report._workbook import write_report
-
         return write_report(self, path)
 
     def __repr__(self) -> str:
@@ -271,8 +273,6 @@ def _report_design(
     With a design, ``labelled`` gets the weight column and ``tables`` the Weights and
     Design tables.
     """
-    from surveykit.analysis import weights as weighting
-
     if all(v is None for v in (targets, weights, strata, psu, fpc)):
         return None, None
     design = Design(df, weights=weights, strata=strata, psu=psu, fpc=fpc)
@@ -297,8 +297,6 @@ def _question_tables(
     ci: float,
 ) -> dict[str, pd.DataFrame]:
     """A question's estimates (whole and by group) and its crosstabs, each with its base."""
-    from surveykit import analysis
-
     tables: dict[str, pd.DataFrame] = {}
     answered = _answered(labelled, key, kind)
     base = _base(labelled, key, answered, w, groups)
@@ -335,8 +333,6 @@ def _banner_of(
     """The report's banner table of every question it can show, or None without banners."""
     if not banners:
         return None
-    from surveykit.report._banner import banner as banner_table
-
     shown = [k for k in keys if codebook[k].kind in BANNER_KINDS and k not in banners]
     if not shown:
         raise ExportError(
@@ -375,8 +371,6 @@ def _verbatims(labelled: pd.DataFrame, codebook: Codebook, keys: Sequence[str]) 
 
 def _answered(labelled: pd.DataFrame, key: str, kind: str) -> np.ndarray[Any, np.dtype[np.bool_]]:
     """Which respondents answered ``key`` (as the estimates count them)."""
-    from surveykit.analysis import _inputs as inputs
-
     codes = inputs.answers(labelled, key, multi=kind == "multi").codes
     return np.asarray(codes >= 0, dtype=bool)
 
@@ -457,8 +451,6 @@ def _rates(
     dispositions: pd.DataFrame | pd.Series | None, given: pd.DataFrame | None
 ) -> pd.DataFrame | None:
     """The outcome rates with a ``wave`` column: every wave (:data:`OVERALL`), then each."""
-    from surveykit.campaign._aapor import outcome_rates
-
     if given is not None:
         frame = given.copy()
         if "wave" not in frame.columns:
@@ -466,13 +458,13 @@ def _rates(
         return frame
     if dispositions is None:
         return None
-    overall = outcome_rates(dispositions)
+    overall = _aapor.outcome_rates(dispositions)
     overall.insert(0, "wave", OVERALL)
     parts = [overall]
     if isinstance(dispositions, pd.DataFrame) and "wave" in dispositions.columns:
         waves = dispositions.dropna(subset=["wave"])
         if len(waves):
-            per_wave = outcome_rates(waves, by="wave")
+            per_wave = _aapor.outcome_rates(waves, by="wave")
             per_wave["wave"] = per_wave["wave"].astype(str)
             parts.append(per_wave)
     return pd.concat(parts, ignore_index=True)

@@ -26,6 +26,9 @@ import pandas as pd
 
 from surveykit._util.atomic import atomic_path
 from surveykit._util.sheets import check_frame, new_workbook, save_workbook
+from surveykit.analysis.weights import summary
+from surveykit.errors import ExportError
+from surveykit.report._banner import write_banner_sheet
 from surveykit.report._excel import (
     COUNT,
     PERCENT,
@@ -38,6 +41,9 @@ from surveykit.report._excel import (
 
 if TYPE_CHECKING:
     from surveykit.report._build import Report
+
+OVERALL: Final = "All"
+"""The ``wave`` of the outcome rates over every wave."""
 
 COVER: Final = "Cover"
 CONTENTS: Final = "Contents"
@@ -105,8 +111,6 @@ def write_report(report: Report, path: str | os.PathLike[str]) -> dict[str, str]
     if SKIPPED in by_name:
         _skipped_sheet(book[by_name[SKIPPED]], report.skipped)
     if report.banner is not None:
-        from surveykit.report._banner import write_banner_sheet
-
         write_banner_sheet(book[by_name[BANNER]], report.banner.frame)
     if report.verbatims is not None:
         _verbatims_sheet(book[by_name[VERBATIMS]], report.verbatims)
@@ -227,8 +231,6 @@ def _design_lines(report: Report) -> list[tuple[str, str]]:
             ("Weighting", "none: every respondent counts once (unweighted figures)"),
             ("Variance method", "simple random sampling (textbook formulas)"),
         ]
-    from surveykit.analysis.weights import summary
-
     given = {k: v for k, v in report.variables.items() if v}
     variables = ", ".join(f"{k} {v!r}" for k, v in given.items()) or "equal base weights"
     lines = [("Design", design.describe()), ("Design variables", variables)]
@@ -304,8 +306,6 @@ def _cover_rates(report: Report) -> str:
     rates = report.outcome_rates
     if rates is None or not len(rates):
         return ""
-    from surveykit.report._build import OVERALL
-
     overall = rates[rates["wave"].astype(str) == OVERALL] if "wave" in rates else rates
     values = dict(zip(overall["rate"], overall["value"], strict=True))
     parts = [f"{r} {values[r]:.1%}" for r in COVER_RATES if r in values and pd.notna(values[r])]
@@ -437,8 +437,6 @@ def _link(cell: Any, sheet_name: str) -> None:
 
 def rates_table(rates: pd.DataFrame) -> pd.DataFrame:
     """The outcome rates wide: one row per rate, one column per wave (every wave first)."""
-    from surveykit.report._build import OVERALL
-
     frame = rates if "wave" in rates else rates.assign(wave=OVERALL)
     frame = frame.assign(wave=frame["wave"].astype(str))
     waves = [OVERALL, *sorted(w for w in frame["wave"].unique() if w != OVERALL)]
@@ -513,8 +511,6 @@ def _skipped_sheet(sheet: Any, skipped: pd.DataFrame) -> None:
 def _verbatims_sheet(sheet: Any, verbatims: pd.DataFrame) -> None:
     """Every free-text answer: respondent, question, answer, each a text cell."""
     from openpyxl.styles import Alignment, Font
-
-    from surveykit.errors import ExportError
 
     frame = verbatims.astype(object).where(verbatims.notna(), None)
     try:
