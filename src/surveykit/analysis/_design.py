@@ -29,6 +29,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from surveykit.analysis import _calibration
 from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray, cross_sums
 from surveykit.errors import AnalysisInputError
@@ -298,8 +299,6 @@ class Design:
         summing to the same population size). Standard errors of the new design count the
         raking (a raked margin has se 0).
         """
-        from surveykit.analysis import _calibration
-
         weights, margins, text = _calibration.rake(
             self._data, self._weights, targets, max_iter=max_iter, tol=tol, trim=trim
         )
@@ -311,8 +310,6 @@ class Design:
         ``shares`` maps each level to its population share (summing to 1) or its population
         total.
         """
-        from surveykit.analysis import _calibration
-
         codes, size, weights, text = _calibration.poststratify(
             self._data, self._weights, column, shares
         )
@@ -347,8 +344,6 @@ class Design:
                 weights (for ``"raking"``, ``"logit"`` or ``bounds=``; R ignores it for
                 an unbounded linear calibration, and so it is an error here).
         """
-        from surveykit.analysis import _calibration
-
         matrix, g, text, target = _calibration.calibrate(
             self._data,
             self._weights,

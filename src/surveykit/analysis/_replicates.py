@@ -54,6 +54,7 @@ import numpy as np
 import numpy.typing as npt
 import pandas as pd
 
+from surveykit.analysis._calibration import _FUNCTIONS, newton, trimmed
 from surveykit.analysis._design import (
     Design,
     PostStratum,
@@ -62,6 +63,7 @@ from surveykit.analysis._design import (
     _mask,
     _Structure,
 )
+from surveykit.analysis._hadamard import hadamard
 from surveykit.analysis._influence import FloatArray, Influence, IntArray
 from surveykit.errors import AnalysisInputError
 
@@ -254,8 +256,6 @@ class _Calfun:
 
     def factors(self, chosen: slice) -> FloatArray:
         """The calibration factors of replicates ``chosen`` (rows x replicates)."""
-        from surveykit.analysis._calibration import _FUNCTIONS
-
         function = _FUNCTIONS[self.method][0]
         low, high = self.bounds
         with np.errstate(over="ignore"):
@@ -595,8 +595,6 @@ class _Replicates:
         calibrated to the same population totals with the same function and bounds, from
         ``eta = 0``; Newton steps run on rows, a chunk of replicates at a time.
         """
-        from surveykit.analysis._calibration import _FUNCTIONS, newton, trimmed
-
         if self.greg is not None or self.calfun is not None:
             raise AnalysisInputError("calibrate: a replicate design can be calibrated once")
         assert step.population is not None
@@ -846,8 +844,6 @@ def _brr(structure: _Structure, rho: float) -> tuple[FloatArray, float]:
     gets ``rho + (2 - 2 rho) H[k + 1, r]``, the other ``2 - rho - (2 - 2 rho) H[k + 1,
     r]``; the scale is ``1 / (R (1 - rho)^2)``.
     """
-    from surveykit.analysis._hadamard import hadamard
-
     s = structure
     wrong = np.flatnonzero(s.n_psu != 2)
     if len(wrong):
