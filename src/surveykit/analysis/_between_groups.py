@@ -27,6 +27,7 @@ from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._design import Design
 from surveykit.analysis._domains import proportions
 from surveykit.analysis._influence import FloatArray, IntArray
+from surveykit.analysis._intervals import two_sided_t_p
 from surveykit.analysis._replicates import ReplicateDesign
 
 ChisqStatistic = Literal["F", "Chisq"]
@@ -240,8 +241,6 @@ def contrasts(
     ``dof`` is each pair's degrees of freedom (p-value NaN below 1, as R's ``pt`` gives
     with 0). A pair whose difference has no variance has NaN statistic and p-value.
     """
-    from surveykit.analysis._intervals import two_sided_t_p
-
     variance = vcov[a, a] + vcov[b, b] - 2 * vcov[a, b]
     se = np.sqrt(np.clip(variance, 0.0, None))
     difference = estimate[b] - estimate[a]

@@ -42,6 +42,7 @@ from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
 from surveykit.analysis._crosstab import column_letters
 from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._influence import Basis, Influence
 from surveykit.analysis._inputs import FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p, two_sided_t_p
 from surveykit.errors import AnalysisInputError, CodebookError, ExportError
@@ -934,8 +935,6 @@ def _design_against_rest(
     two-group domain estimate per column gave, with a pass over the rows each).
     Returns the p-values and ``(p_c - p_rest) / se`` (rows x kept columns).
     """
-    from surveykit.analysis._influence import Basis, Influence
-
     g, n_codes = len(column.labels), question.matrix.shape[0]
     values = (
         [np.nan_to_num(question.values)[:, None]] if question.values is not None else []
