@@ -1095,6 +1095,16 @@ def _column_label(frame: pd.DataFrame, name: str, level: str) -> str:
     return level
 
 
+
+_CELL_FIELDS: Final = (
+    "row", "banner", "column", "estimate", "base", "base_weighted", "letters", "flag",
+)  # fmt: skip
+
+
+def _cell_rows(part: pd.DataFrame) -> Any:
+    """The frame's cells of one question, as tuples of :data:`_CELL_FIELDS`."""
+    return zip(*(part[name] for name in _CELL_FIELDS), strict=True)
+
 def _table(frame: pd.DataFrame) -> pd.DataFrame:
     weighted = bool(frame.attrs.get("weights"))
     columns = list(dict.fromkeys(zip(frame["banner"], frame["column"], strict=True)))
@@ -1109,17 +1119,7 @@ def _table(frame: pd.DataFrame) -> pd.DataFrame:
         grid = {name: [""] * len(columns) for name in names}
         base = [""] * len(columns)
         base_w = [""] * len(columns)
-        for row, b, c, est, n, nw, letters, flag in zip(
-            part["row"],
-            part["banner"],
-            part["column"],
-            part["estimate"],
-            part["base"],
-            part["base_weighted"],
-            part["letters"],
-            part["flag"],
-            strict=True,
-        ):
+        for row, b, c, est, n, nw, letters, flag in _cell_rows(part):
             at = position[(b, c)]
             grid[row][at] = _show(float(est), str(row), str(letters), str(flag))
             base[at] = f"{int(n):,}"
@@ -1202,17 +1202,7 @@ def write_banner_sheet(sheet: Any, frame: pd.DataFrame) -> None:
         for name in names:
             sheet.cell(row_of[name], 1, str(name))
         base_row = r + len(names)
-        for row, b, c, est, n, nw, letters, flag in zip(
-            part["row"],
-            part["banner"],
-            part["column"],
-            part["estimate"],
-            part["base"],
-            part["base_weighted"],
-            part["letters"],
-            part["flag"],
-            strict=True,
-        ):
+        for row, b, c, est, n, nw, letters, flag in _cell_rows(part):
             col = 2 + 2 * position[(b, c)]
             value = float(est)
             mark = str(letters)
