@@ -533,6 +533,37 @@ def test_integer_groups_by_counting_equal_groups_by_hashing(values: list[int]) -
 
 
 @pytest.mark.parametrize(
+    "column",
+    [
+        pd.Series([3, 1, 3, 7, 1], dtype=np.int64),  # gaps in the range
+        pd.Series([2, 0, 1, 1, 0], dtype=np.int64),  # every value of the range
+        pd.Series([-5, 2, 2, -5], dtype=np.int16),
+        pd.Series(pd.Categorical(["b", None, "a", "b"], categories=["c", "b", "a"])),
+        pd.Series(pd.Categorical(["x", "y", "x"], categories=["y", "x"], ordered=True)),
+        pd.Series(["north", "south", None, "north"], dtype="string[pyarrow]"),
+        pd.Series([2.5, np.nan, 1.0, 2.5]),
+        pd.Series([True, False, True]),
+    ],
+    ids=["int-gaps", "int-dense", "int16", "category-na", "ordered", "string", "float", "bool"],
+)
+def test_groups_of_one_column_are_pandas_groups_in_the_columns_dtype(column: pd.Series) -> None:
+    """One ``by`` column: ids, order and values (dtype kept) as pandas' ``groupby``."""
+    from surveykit.analysis import _inputs
+
+    frame = pd.DataFrame({"g": column, "x": np.arange(len(column))})
+    grouped = _inputs.groups(frame, "g")
+    by = frame.groupby("g", sort=True, observed=True, dropna=False)
+    np.testing.assert_array_equal(grouped.ids, by.ngroup().to_numpy())
+    assert grouped.count == by.ngroups
+    expected = by["x"].first().index.to_series(index=range(by.ngroups))
+    pd.testing.assert_series_equal(grouped.frame["g"], expected, check_names=False)
+    assert frame["g"].equals(column)  # the frame is read, never written
+    if not grouped.ids.flags.writeable:
+        with pytest.raises(ValueError, match="read-only"):
+            grouped.ids[0] = 1
+
+
+@pytest.mark.parametrize(
     ("p", "digits", "text"),
     [
         (0.0, 3, "p < 0.001"),

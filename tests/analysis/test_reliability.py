@@ -292,3 +292,42 @@ def test_replicate_designs_flag_on_the_replicates_degrees_of_freedom() -> None:
     assert set(out["flag"]) == {"review"}
     assert set(out["flag_reason"]) == {"degrees of freedom < 8"}
     assert analysis.means(replicated, "y")["flag"].tolist() == ["review"]
+
+
+@pytest.mark.parametrize("zero_weights", [False, True], ids=["positive", "some-zero"])
+def test_domain_degrees_of_freedom_of_codes_and_of_ids_agree_with_pandas(
+    zero_weights: bool,
+) -> None:
+    """Codes with a spare "none" code and ids with -1 give pandas' PSUs minus strata."""
+    rng = np.random.default_rng(11)
+    rows = 1200
+    df = pd.DataFrame(
+        {
+            "stratum": rng.integers(0, 5, rows),
+            "psu": rng.integers(0, 40, rows),
+            "w": rng.uniform(0.5, 3.0, rows),
+            "g": rng.integers(0, 7, rows),
+            "y": np.where(rng.random(rows) < 0.2, np.nan, rng.normal(10.0, 1.0, rows)),
+        }
+    )
+    last = df["g"] == 6  # a group in 3 PSUs of one stratum: 2 degrees of freedom
+    df.loc[last, "stratum"] = 0
+    df.loc[last, "psu"] = rng.integers(0, 3, int(last.sum()))
+    df["psu"] = df["stratum"] * 100 + df["psu"]
+    if zero_weights:
+        df.loc[rng.random(rows) < 0.3, "w"] = 0.0
+    design = sk.Design(df, weights="w", strata="stratum", psu="psu")
+    answered = df["y"].notna().to_numpy()
+    ids = np.where(answered, df["g"], -1).astype(np.int64)
+    codes = np.where(answered, df["g"], 7).astype(np.int64)
+    counted = df[answered & (df["w"] != 0).to_numpy()]
+    expected = (
+        counted.groupby("g")["psu"].nunique() - counted.groupby("g")["stratum"].nunique()
+    ).reindex(range(7), fill_value=0)
+    assert reliability.domain_degrees_of_freedom(design, ids, 7).tolist() == expected.tolist()
+    got = reliability.domain_codes_degrees_of_freedom(design, codes, 7)
+    assert got.tolist() == expected.tolist()
+    # the estimators pass their own domain codes: the same figures reach the flags
+    means = analysis.means(design, "y", by="g")
+    few = means["flag_reason"].str.contains("degrees of freedom").tolist()
+    assert few == (expected < 8).tolist() == [False] * 6 + [True]

@@ -45,6 +45,10 @@ class DomainFigures:
         answered: rows in each domain whatever their weight (0 outside a subset).
         sum_w: their weights' sum per group.
         count: the weighted count per cell (proportions), or the estimate's numerator.
+        domains: per row its domain (group and answered), ``groups`` for none, when the
+            estimator made them (their degrees of freedom need no new pass); else None.
+        respondents: per (group, answer) the respondents of non-zero weight, from
+            :func:`proportions`; else None.
     """
 
     estimate: FloatArray
@@ -55,6 +59,8 @@ class DomainFigures:
     answered: FloatArray
     sum_w: FloatArray
     count: FloatArray
+    domains: IntArray | None = None
+    respondents: FloatArray | None = None
 
 
 def _sum(codes: IntArray, values: FloatArray | None, size: int) -> FloatArray:
@@ -204,6 +210,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         answered=answered,
         sum_w=sum_w,
         count=totals[:, None],
+        domains=None if groups == 1 else codes,
     )
 
 
@@ -222,13 +229,15 @@ def proportions(
     """
     w = design.weights_array
     dom = _domain(ids, codes < 0, groups)
-    inside = dom < groups
-    sum_w = _sum(dom, w, groups)
-    n = _nonzero(design, dom, groups)
     options = n_codes if chosen is None else chosen.shape[1]
     none = groups * n_codes
-    cell = np.where(inside, dom * n_codes + codes, none)
+    cell = np.where(dom < groups, dom * n_codes + codes, none)
     sums = _sum(cell, w, none).reshape(groups, n_codes)
+    sum_w = sums.sum(axis=1)
+    answered = _sum(cell, None, none).reshape(groups, n_codes)
+    respondents = answered if design.all_positive else _nonzero(design, cell, none)
+    respondents = respondents.reshape(groups, n_codes)
+    n = respondents.sum(axis=1)
     count = sums if chosen is None else sums @ chosen
     p = _divide(count, sum_w[:, None])
 
@@ -261,9 +270,11 @@ def proportions(
         vcov=vcov,
         deff=_divide(variance, srs),
         n=n,
-        answered=_sum(dom, None, groups),
+        answered=answered.sum(axis=1),
         sum_w=sum_w,
         count=count,
+        domains=dom,
+        respondents=respondents,
     )
 
 
@@ -298,6 +309,7 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
         answered=_sum(codes, None, groups),
         sum_w=sum_w,
         count=total[:, None],
+        domains=codes,
     )
 
 
@@ -337,4 +349,5 @@ def ratios(
         answered=_sum(codes, None, groups),
         sum_w=sum_w,
         count=top[:, None],
+        domains=codes,
     )

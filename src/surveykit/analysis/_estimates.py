@@ -491,12 +491,11 @@ def _design_proportions(
     )
     with np.errstate(divide="ignore", invalid="ignore"):
         n_eff = np.where(variance > 0, p * (1 - p) / variance, np.nan)
-    answered = np.where(ans.codes >= 0, grouped.ids, -1)
-    dof = reliability.domain_degrees_of_freedom(design, answered, grouped.count)
+    dof = _answered_dof(design, grouped, figures)
     flag, reason = reliability.proportion_flags(
         p, variance, np.repeat(figures.n, k), np.repeat(dof, k)
     )
-    chosen = _unweighted_cells(design, grouped, ans.codes, len(ans.labels))
+    chosen = _respondents(figures)
     if ans.chosen is not None:
         chosen = chosen @ ans.chosen
     frame = pd.DataFrame(
@@ -522,13 +521,10 @@ def _design_proportions(
     return _design_attrs(frame, design, "proportions", question, ci, method)
 
 
-def _unweighted_cells(
-    design: Design, grouped: inputs.Groups, codes: inputs.IntArray, n_codes: int
-) -> FloatArray:
+def _respondents(figures: _domains.DomainFigures) -> FloatArray:
     """Per (group, answer) the respondents of non-zero weight (the unweighted count)."""
-    counted = np.where(design.weights_array != 0, codes, -1)
-    cells, _, _ = inputs.cell_sums(grouped.ids, counted, grouped.count, n_codes, None)
-    return cells
+    assert figures.respondents is not None  # proportions' figures count them
+    return figures.respondents
 
 
 def _per_row(ans: inputs.Answers, values: FloatArray) -> FloatArray:
@@ -591,10 +587,19 @@ def _mean_columns(
     }
 
 
-def _answered_dof(design: Design, grouped: inputs.Groups, *values: FloatArray) -> FloatArray:
-    """Per group the degrees of freedom of its rows that answered (no NaN in ``values``)."""
+def _answered_dof(
+    design: Design, grouped: inputs.Groups, figures: _domains.DomainFigures, *values: FloatArray
+) -> FloatArray:
+    """Per group the degrees of freedom of its rows that answered (no NaN in ``values``).
+
+    The domain codes of ``figures`` say who answered when the estimator kept them.
+    """
     if isinstance(design, ReplicateDesign):  # one figure, whoever answered: no row pass
         return reliability.domain_degrees_of_freedom(design, grouped.ids, grouped.count)
+    if figures.domains is not None:
+        return reliability.domain_codes_degrees_of_freedom(
+            design, figures.domains, grouped.count
+        )
     missing = np.zeros(len(grouped.ids), dtype=bool)
     for v in values:
         missing |= np.isnan(v)
@@ -606,7 +611,7 @@ def _design_mean(design: Design, question: str, by: By, ci: float, name: str) ->
     grouped = inputs.groups(design.data, by)
     y = _row_numbers(design, question, "a mean")
     figures = _domains.means(design, y, grouped.ids, grouped.count)
-    dof = _answered_dof(design, grouped, y)
+    dof = _answered_dof(design, grouped, figures, y)
     return _per_group_frame(design, grouped, question, figures, ci, name, dof)
 
 
@@ -641,9 +646,9 @@ def _design_nps(design: Design, question: str, by: By, ci: float) -> pd.DataFram
     kinds = _domains.proportions(
         design, ans.codes, len(values), grouped.ids, grouped.count, to_kind
     )
-    dof = _answered_dof(design, grouped, rows)
+    dof = _answered_dof(design, grouped, kinds, rows)
     columns = _mean_columns(design, figures, ci, dof, score=True)
-    counted = _unweighted_cells(design, grouped, ans.codes, len(values)) @ to_kind
+    counted = _respondents(kinds) @ to_kind
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, 1),
@@ -683,7 +688,7 @@ def totals(
     grouped = inputs.groups(df, by)
     y = _row_numbers(design, question, "a total")
     figures = _domains.totals(design, y, grouped.ids, grouped.count)
-    dof = _answered_dof(design, grouped, y)
+    dof = _answered_dof(design, grouped, figures, y)
     return _per_group_frame(design, grouped, question, figures, ci, "totals", dof)
 
 
@@ -712,7 +717,8 @@ def ratio(
     top = _row_numbers(design, numerator, "a ratio")
     bottom = _row_numbers(design, denominator, "a ratio")
     figures = _domains.ratios(design, top, bottom, grouped.ids, grouped.count)
-    columns = _mean_columns(design, figures, ci, _answered_dof(design, grouped, top, bottom))
+    dof = _answered_dof(design, grouped, figures, top, bottom)
+    columns = _mean_columns(design, figures, ci, dof)
     frame = pd.DataFrame(
         {
             **inputs.group_frame(grouped, 1),

@@ -91,22 +91,14 @@ def groups(df: pd.DataFrame, by: By, *, dropna: bool = False) -> Groups:
     n = len(df)
     if not columns:
         return Groups([], np.zeros(n, dtype=np.int64), 1, pd.DataFrame(index=pd.RangeIndex(1)))
-    codes_list: list[IntArray] = []
-    representatives: list[IntArray] = []
-    sizes: list[int] = []
-    missing: list[npt.NDArray[np.bool_]] = []
-    for column in columns:
-        codes, size, has_na = _factorize_sorted(df[column])
-        codes_list.append(codes)
-        sizes.append(size)
-        if has_na:
-            missing.append(codes == size - 1)
-        # Any row of each code stands for its value (the last one wins the assignment).
-        rep = np.zeros(size, dtype=np.int64)
-        rep[codes] = np.arange(n, dtype=np.int64)
-        representatives.append(rep)
+    factors = [_factorize_sorted(df[column]) for column in columns]
+    if len(factors) == 1 and not (dropna and factors[0].has_na):
+        return _one_column(df, columns[0], factors[0])
+    codes_list = [f.codes for f in factors]
+    sizes = [f.size for f in factors]
     total = int(np.prod(sizes, dtype=np.float64))
     raw = np.ravel_multi_index(codes_list, sizes) if n else np.zeros(0, dtype=np.int64)
+    missing = [f.codes == f.size - 1 for f in factors if f.has_na]
     if dropna and missing:
         raw = np.where(np.logical_or.reduce(missing), -1, raw)
     kept = raw >= 0
@@ -123,14 +115,54 @@ def groups(df: pd.DataFrame, by: By, *, dropna: bool = False) -> Groups:
     combos = np.unravel_index(observed, sizes)
     frame = pd.DataFrame(
         {
-            column: df[column].iloc[representatives[i][combos[i]]].reset_index(drop=True)
-            for i, column in enumerate(columns)
+            column: _values_at(df[column], factor, combos[i])
+            for i, (column, factor) in enumerate(zip(columns, factors, strict=True))
         }
     )
     return Groups(columns, ids.astype(np.int64, copy=False), len(observed), frame)
 
 
-def _factorize_sorted(series: pd.Series) -> tuple[IntArray, int, bool]:
+def _one_column(df: pd.DataFrame, column: str, factor: _Factor) -> Groups:
+    """Groups of one column: its sorted codes are the ids once unused codes are closed up."""
+    if factor.all_used:
+        seen = np.ones(factor.size, dtype=bool)
+    else:
+        seen = np.bincount(factor.codes, minlength=factor.size) > 0
+    observed = np.flatnonzero(seen)
+    if len(observed) == factor.size:  # every code used: the codes are the ids
+        ids = factor.codes
+    else:
+        ids = (np.cumsum(seen, dtype=np.int64) - 1)[factor.codes]
+    frame = pd.DataFrame({column: _values_at(df[column], factor, observed)})
+    return Groups([column], ids, len(observed), frame)
+
+
+def _values_at(series: pd.Series, factor: _Factor, codes: IntArray) -> pd.Series:
+    """The values of ``codes`` in the column's dtype (from any row of each code if need be)."""
+    if factor.levels is not None:
+        return factor.levels.iloc[codes].reset_index(drop=True)
+    # Any row of each code stands for its value (the last one wins the assignment).
+    rep = np.zeros(factor.size, dtype=np.int64)
+    rep[factor.codes] = np.arange(len(series), dtype=np.int64)
+    return series.iloc[rep[codes]].reset_index(drop=True)
+
+
+@dataclass(frozen=True)
+class _Factor:
+    """A column as sorted codes: ``size`` of them, the last one missing values if ``has_na``.
+
+    ``levels`` holds each code's value in the column's dtype when known without a row pass
+    (categories, a range of integers); None otherwise. ``all_used``: every code has a row.
+    """
+
+    codes: IntArray
+    size: int
+    has_na: bool
+    levels: pd.Series | None = None
+    all_used: bool = False
+
+
+def _factorize_sorted(series: pd.Series) -> _Factor:
     """Codes in sorted order of the values (category order for categoricals), NaN last.
 
     Categories nobody chose get a code too; the caller keeps only the codes it sees.
@@ -139,9 +171,13 @@ def _factorize_sorted(series: pd.Series) -> tuple[IntArray, int, bool]:
         cat_codes = np.asarray(series.cat.codes, dtype=np.int64)
         size = len(series.cat.categories)
         has_na = bool((cat_codes < 0).any())
+        level_codes = np.arange(size + has_na, dtype=np.int64)
+        if has_na:
+            level_codes[-1] = -1
+        levels = pd.Series(pd.Categorical.from_codes(level_codes, dtype=series.dtype))
         if has_na or size == 0:
-            return np.where(cat_codes < 0, size, cat_codes), size + 1, has_na
-        return cat_codes, size, has_na
+            return _Factor(np.where(cat_codes < 0, size, cat_codes), size + 1, has_na, levels)
+        return _Factor(cat_codes, size, has_na, levels)
     small = _small_integers(series)
     if small is not None:
         return small
@@ -155,10 +191,10 @@ def _factorize_sorted(series: pd.Series) -> tuple[IntArray, int, bool]:
     if has_na or size == 0:
         codes = np.where(codes < 0, size, codes)
         size += 1
-    return codes, size, has_na
+    return _Factor(codes, size, has_na)
 
 
-def _small_integers(series: pd.Series) -> tuple[IntArray, int, bool] | None:
+def _small_integers(series: pd.Series) -> _Factor | None:
     """Sorted codes of a plain integer column by counting, not hashing (None if not one).
 
     Group columns such as a region or panel code are often small integers: a presence
@@ -173,10 +209,16 @@ def _small_integers(series: pd.Series) -> tuple[IntArray, int, bool] | None:
     span = high - low + 1
     if span > max(4 * len(values), 1024) or span > 10_000_000:
         return None
-    shifted = (values - low).astype(np.int64, copy=False)
+    shifted = (values - low if low else values).astype(np.int64, copy=False)
     present = np.bincount(shifted, minlength=span) > 0
-    lookup = np.cumsum(present, dtype=np.int64) - 1
-    return np.asarray(lookup[shifted], dtype=np.int64), int(present.sum()), False
+    distinct = (np.flatnonzero(present) + low).astype(series.dtype)
+    if len(distinct) < span:  # gaps in the range: close them up
+        shifted = (np.cumsum(present, dtype=np.int64) - 1)[shifted]
+    elif shifted is values:  # the frame's own memory: a read-only view, never written
+        shifted = shifted.view()
+        shifted.flags.writeable = False
+    levels = pd.Series(distinct, dtype=series.dtype)
+    return _Factor(shifted, len(distinct), False, levels, all_used=True)
 
 
 @dataclass

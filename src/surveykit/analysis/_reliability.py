@@ -67,6 +67,7 @@ WIDE_SCORE = "95% CI width >= 60 points"
 __all__ = [
     "REVIEW",
     "UNRELIABLE",
+    "domain_codes_degrees_of_freedom",
     "domain_degrees_of_freedom",
     "effective_size",
     "estimate_flags",
@@ -251,18 +252,32 @@ def domain_degrees_of_freedom(design: Design, ids: IntArray, groups: int) -> Flo
         counted &= design.weights_array != 0
     if groups == 1 and counted.all():
         return np.array([float(design.degrees_of_freedom)])
+    return domain_codes_degrees_of_freedom(design, np.where(counted, ids, groups), groups)
+
+
+def domain_codes_degrees_of_freedom(design: Design, codes: IntArray, groups: int) -> FloatArray:
+    """:func:`domain_degrees_of_freedom` of domain codes: ``groups`` for a row in none.
+
+    Codes in that form (as the domain estimators make them) save the pass that turns -1
+    into the spare code; rows of weight 0 still do not count.
+    """
+    if isinstance(design, ReplicateDesign):
+        return np.full(groups, float(design.degrees_of_freedom))
     structure = design.structure
     n_psus, n_strata = len(structure.psu_stratum), len(structure.n_psu)
     # the (group, PSU) pairs with a counted row, in one pass over the rows when the table
     # of pairs is small, else by sorting; strata follow from the PSUs
     size = groups * n_psus
-    if groups == 1:
-        pairs = np.flatnonzero(np.bincount(structure.psu, counted, minlength=n_psus))
-    elif size <= max(4 * len(ids), 1 << 20):
-        key = np.where(counted, ids * n_psus + structure.psu, size)
-        pairs = np.flatnonzero(np.bincount(key, minlength=size + 1)[:size])
+    if size <= max(4 * len(codes), 1 << 20):
+        key = codes * n_psus + structure.psu  # the spare code's pairs land past ``size``
+        if not design.all_positive:
+            key = np.where(design.weights_array != 0, key, size)
+        pairs = np.flatnonzero(np.bincount(key, minlength=size + n_psus)[:size])
     else:
-        pairs = np.unique(ids[counted] * n_psus + structure.psu[counted])
+        counted = codes < groups
+        if not design.all_positive:
+            counted &= design.weights_array != 0
+        pairs = np.unique(codes[counted] * n_psus + structure.psu[counted])
     group, psu = pairs // n_psus, pairs % n_psus
     psus = np.bincount(group, minlength=groups)
     keys = group * n_strata + structure.psu_stratum[psu]
