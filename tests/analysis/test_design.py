@@ -217,3 +217,30 @@ def test_rows_outside_every_group_are_left_out_whatever_the_number_of_groups(
     assert alone.estimate[0, 0] == pytest.approx(both.estimate[0, 0], rel=1e-12)
     assert alone.variance[0, 0] == pytest.approx(both.variance[0, 0], rel=1e-12)
     assert alone.n[0] == (sample["g"] == "x").sum()
+
+
+@pytest.mark.parametrize("lonely", ["adjust", "certainty"])
+def test_variances_alone_are_the_diagonal_of_the_variance_matrix(
+    sample: pd.DataFrame, lonely: str
+) -> None:
+    """The frames read the variances without the matrix; they are its diagonal, and a
+    comparison reads the matrix later (made once)."""
+    from surveykit.analysis import _domains
+    from surveykit.analysis._influence import Basis, Influence
+
+    frame = sample.copy()
+    frame.loc[frame.index[:4], ["stratum", "hh"]] = ["L", "L1"]  # a lonely PSU
+    design = sk.Design(frame, weights="w", strata="stratum", psu="hh", lonely_psu=lonely)
+    design = design.rake({"g": {"x": 0.4, "y": 0.6}})
+    codes = np.asarray(pd.factorize(frame["q"])[0], dtype=np.int64)
+    x = Influence(3)
+    x.add(np.nan_to_num(frame["y"].to_numpy()), Basis.one_hot(codes, 3))
+    z = design.psu_totals(x)
+    full = design.covariance(z)
+    np.testing.assert_allclose(design.covariance(z, diagonal=True), np.diag(full), rtol=1e-12)
+    np.testing.assert_array_equal(design.vcov(x), full)
+    ids = np.asarray(pd.factorize(frame["g"], sort=True)[0], dtype=np.int64)
+    figures = _domains.means(design, frame["y"].to_numpy(), ids, 2)
+    assert figures.vcov is figures.vcov  # made once
+    np.testing.assert_allclose(np.diag(figures.vcov), figures.variance[:, 0], rtol=1e-12)
+    assert figures.vcov[0, 1] != 0  # the raking ties the two groups' errors

@@ -412,12 +412,23 @@ class Design:
 
     def vcov(self, influence: Influence) -> FloatArray:
         """The variance matrix of the totals of ``influence`` (``k x k``)."""
+        return self.covariance(self.psu_totals(influence))
+
+    def psu_totals(self, influence: Influence) -> FloatArray:
+        """The PSU totals of ``influence`` (PSUs x k), after the calibration's residuals."""
         x = influence
         for step in self._steps:
             x = _residuals(x, step)
         s = self._structure
-        z = x.sums(Basis.one_hot(s.psu, len(s.psu_stratum)))
-        return _stratified(z, s)
+        return x.sums(Basis.one_hot(s.psu, len(s.psu_stratum)))
+
+    def covariance(self, z: FloatArray, *, diagonal: bool = False) -> FloatArray:
+        """The variance matrix (``k x k``) of the totals whose PSU totals are ``z``.
+
+        ``diagonal=True`` gives the variances alone (``k``), without the matrix product:
+        90 domains need 90 figures, not a BLAS product of 8,100.
+        """
+        return _stratified(z, self._structure, diagonal=diagonal)
 
     def se(self, influence: Influence) -> FloatArray:
         """The standard errors of the totals of ``influence`` (the vcov's diagonal, rooted)."""
@@ -531,8 +542,8 @@ def _fraction(
     return np.asarray(n_psu / population, dtype=np.float64)
 
 
-def _stratified(z: FloatArray, s: _Structure) -> FloatArray:
-    """R's ``onestage`` over PSU totals ``z`` (PSUs x k)."""
+def _stratified(z: FloatArray, s: _Structure, *, diagonal: bool = False) -> FloatArray:
+    """R's ``onestage`` over PSU totals ``z`` (PSUs x k); its diagonal alone if asked."""
     h = len(s.n_psu)
     n_h = s.n_psu.astype(np.float64)
     member = np.zeros((h, len(s.psu_stratum)))
@@ -550,6 +561,8 @@ def _stratified(z: FloatArray, s: _Structure) -> FloatArray:
     if s.lonely == "none":
         scale = np.full(h, np.nan)
     weighted = centred * scale[s.psu_stratum][:, None]
+    if diagonal:
+        return np.asarray(np.einsum("pk,pk->k", weighted, centred), dtype=np.float64)
     return np.asarray(weighted.T @ centred, dtype=np.float64)
 
 

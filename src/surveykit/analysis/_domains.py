@@ -23,6 +23,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 import numpy as np
 import numpy.typing as npt
@@ -39,7 +40,8 @@ class DomainFigures:
     Attributes:
         estimate: the estimates (groups x columns).
         variance: their variances (the vcov's diagonal), same shape.
-        vcov: the full variance matrix of the estimates, flattened group-major.
+        covariance: computes the full variance matrix of the estimates, flattened
+            group-major (:attr:`vcov`, made once when first read).
         deff: design effects (R's ``deff="replace"``), same shape.
         n: respondents in each domain (answered, non-zero weight).
         answered: rows in each domain whatever their weight (0 outside a subset).
@@ -53,7 +55,7 @@ class DomainFigures:
 
     estimate: FloatArray
     variance: FloatArray
-    vcov: FloatArray
+    covariance: Callable[[], FloatArray]
     deff: FloatArray
     n: FloatArray
     answered: FloatArray
@@ -61,6 +63,11 @@ class DomainFigures:
     count: FloatArray
     domains: IntArray | None = None
     respondents: FloatArray | None = None
+
+    @cached_property
+    def vcov(self) -> FloatArray:
+        """The full variance matrix of the estimates, flattened group-major."""
+        return self.covariance()
 
 
 def _sum(codes: IntArray, values: FloatArray | None, size: int) -> FloatArray:
@@ -96,17 +103,20 @@ def _variance(
     influence: Callable[[], Influence],
     statistic: Callable[[Sums], FloatArray],
     estimate: FloatArray,
-) -> tuple[FloatArray, FloatArray]:
-    """The vcov of the estimates: linearised, or over the replicates of a replicate design.
+) -> tuple[Callable[[], FloatArray], FloatArray]:
+    """The variances of the estimates, and their vcov on demand (a function of nothing).
 
-    ``statistic(sums)`` recomputes the estimates (replicates x k) from weighted sums per
-    domain; only a replicate design calls it (and only a linearised one the influence).
+    Linearised, or over the replicates of a replicate design. ``statistic(sums)``
+    recomputes the estimates (replicates x k) from weighted sums per domain; only a
+    replicate design calls it (and only a linearised one the influence). The linearised
+    vcov waits to be asked for: the frames need its diagonal, only comparisons the rest.
     """
     if isinstance(design, ReplicateDesign):
         vcov = design.replicate_vcov(statistic, np.ravel(estimate))
-    else:
-        vcov = design.vcov(influence())
-    return vcov, np.clip(np.diag(vcov), 0.0, None)
+        return lambda: vcov, np.clip(np.diag(vcov), 0.0, None)
+    z = design.psu_totals(influence())
+    variance = design.covariance(z, diagonal=True)
+    return lambda: design.covariance(z), np.clip(variance, 0.0, None)
 
 
 def _padded(values: FloatArray, fill: float) -> FloatArray:
@@ -189,7 +199,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
             return _divide(top, sums(None, missing, 1, lambda: wd))
         return _divide(sums(y0, codes, groups), sums(None, codes, groups))
 
-    vcov, variance = _variance(design, influence, statistic, mean)
+    covariance, variance = _variance(design, influence, statistic, mean)
     if groups == 1:
         answered = np.array([float(len(y) - np.count_nonzero(missing))])
         squares = np.array([_centred_squares(wd, y0, centre, float(totals[0]), wy)])
@@ -204,7 +214,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
     return DomainFigures(
         estimate=mean[:, None],
         variance=np.where(sum_w > 0, variance, np.nan)[:, None],
-        vcov=vcov,
+        covariance=covariance,
         deff=_divide(variance, srs)[:, None],
         n=n,
         answered=answered,
@@ -261,13 +271,13 @@ def proportions(
         chose = cells if chosen is None else cells @ chosen
         return _divide(chose, answered[:, :, None]).reshape(len(cells), -1)
 
-    vcov, variance = _variance(design, influence, statistic, p)
+    covariance, variance = _variance(design, influence, statistic, p)
     variance = np.where(sum_w[:, None] > 0, variance.reshape(groups, options), np.nan)
     srs = _divide(p * (1 - p), np.broadcast_to((n - 1)[:, None], p.shape))
     return DomainFigures(
         estimate=p,
         variance=variance,
-        vcov=vcov,
+        covariance=covariance,
         deff=_divide(variance, srs),
         n=n,
         answered=answered.sum(axis=1),
@@ -294,7 +304,7 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
     def statistic(sums: Sums) -> FloatArray:
         return sums(y0, codes, groups)
 
-    vcov, variance = _variance(design, influence, statistic, total)
+    covariance, variance = _variance(design, influence, statistic, total)
     n = _nonzero(design, codes, groups)
     resid = y0 - _padded(_divide(total, sum_w), 0.0)[codes]
     squares = _sum(codes, w * resid * resid, groups)
@@ -303,7 +313,7 @@ def totals(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainF
     return DomainFigures(
         estimate=total[:, None],
         variance=variance[:, None],
-        vcov=vcov,
+        covariance=covariance,
         deff=_divide(variance, srs)[:, None],
         n=n,
         answered=_sum(codes, None, groups),
@@ -339,11 +349,11 @@ def ratios(
     def statistic(sums: Sums) -> FloatArray:
         return _ratio(sums(y0, codes, groups), sums(x0, codes, groups))
 
-    vcov, variance = _variance(design, influence, statistic, ratio)
+    covariance, variance = _variance(design, influence, statistic, ratio)
     return DomainFigures(
         estimate=ratio[:, None],
         variance=variance[:, None],
-        vcov=vcov,
+        covariance=covariance,
         deff=np.full((groups, 1), np.nan),
         n=_nonzero(design, codes, groups),
         answered=_sum(codes, None, groups),

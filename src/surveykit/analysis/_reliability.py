@@ -250,8 +250,11 @@ def domain_degrees_of_freedom(design: Design, ids: IntArray, groups: int) -> Flo
     counted = ids >= 0
     if not design.all_positive:
         counted &= design.weights_array != 0
-    if groups == 1 and counted.all():
-        return np.array([float(design.degrees_of_freedom)])
+    if groups == 1:  # the PSUs with a counted row, in one pass
+        if counted.all():
+            return np.array([float(design.degrees_of_freedom)])
+        psu, n_psus = design.structure.psu, len(design.structure.psu_stratum)
+        return _pairs_dof(design, np.flatnonzero(np.bincount(psu, counted, minlength=n_psus)), 1)
     return domain_codes_degrees_of_freedom(design, np.where(counted, ids, groups), groups)
 
 
@@ -264,7 +267,7 @@ def domain_codes_degrees_of_freedom(design: Design, codes: IntArray, groups: int
     if isinstance(design, ReplicateDesign):
         return np.full(groups, float(design.degrees_of_freedom))
     structure = design.structure
-    n_psus, n_strata = len(structure.psu_stratum), len(structure.n_psu)
+    n_psus = len(structure.psu_stratum)
     # the (group, PSU) pairs with a counted row, in one pass over the rows when the table
     # of pairs is small, else by sorting; strata follow from the PSUs
     size = groups * n_psus
@@ -278,6 +281,13 @@ def domain_codes_degrees_of_freedom(design: Design, codes: IntArray, groups: int
         if not design.all_positive:
             counted &= design.weights_array != 0
         pairs = np.unique(codes[counted] * n_psus + structure.psu[counted])
+    return _pairs_dof(design, pairs, groups)
+
+
+def _pairs_dof(design: Design, pairs: IntArray, groups: int) -> FloatArray:
+    """Per group its PSUs less its strata, from the (group, PSU) pairs ``group * PSUs + PSU``."""
+    structure = design.structure
+    n_psus, n_strata = len(structure.psu_stratum), len(structure.n_psu)
     group, psu = pairs // n_psus, pairs % n_psus
     psus = np.bincount(group, minlength=groups)
     keys = group * n_strata + structure.psu_stratum[psu]
