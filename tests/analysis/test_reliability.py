@@ -327,6 +327,13 @@ def test_domain_degrees_of_freedom_of_codes_and_of_ids_agree_with_pandas(
     assert reliability.domain_degrees_of_freedom(design, ids, 7).tolist() == expected.tolist()
     got = reliability.domain_codes_degrees_of_freedom(design, codes, 7)
     assert got.tolist() == expected.tolist()
+    # one domain (the rows that answered) given as a mask of the rows in none
+    whole = counted["psu"].nunique() - counted["stratum"].nunique()
+    one = reliability.domain_codes_degrees_of_freedom(design, ~answered, 1)
+    assert one.tolist() == [whole] == reliability.domain_degrees_of_freedom(
+        design, np.where(answered, 0, -1), 1
+    ).tolist()
+    assert whole < design.degrees_of_freedom  # some PSUs answered nothing
     # the estimators pass their own domain codes: the same figures reach the flags
     means = analysis.means(design, "y", by="g")
     few = means["flag_reason"].str.contains("degrees of freedom").tolist()

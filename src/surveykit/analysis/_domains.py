@@ -48,7 +48,8 @@ class DomainFigures:
         sum_w: their weights' sum per group.
         count: the weighted count per cell (proportions), or the estimate's numerator.
         domains: per row its domain (group and answered), ``groups`` for none, when the
-            estimator made them (their degrees of freedom need no new pass); else None.
+            estimator made them (their degrees of freedom need no new pass); for one group
+            a mask of the rows in none; else None.
         respondents: per (group, answer) the respondents of non-zero weight, from
             :func:`proportions`; else None.
     """
@@ -61,7 +62,7 @@ class DomainFigures:
     answered: FloatArray
     sum_w: FloatArray
     count: FloatArray
-    domains: IntArray | None = None
+    domains: IntArray | npt.NDArray[np.bool_] | None = None
     respondents: FloatArray | None = None
 
     @cached_property
@@ -220,7 +221,7 @@ def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFi
         answered=answered,
         sum_w=sum_w,
         count=totals[:, None],
-        domains=None if groups == 1 else codes,
+        domains=missing if groups == 1 else codes,
     )
 
 

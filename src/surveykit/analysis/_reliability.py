@@ -37,6 +37,7 @@ from __future__ import annotations
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 
 from surveykit.analysis._design import Design
 from surveykit.analysis._inputs import FloatArray, IntArray
@@ -248,24 +249,26 @@ def domain_degrees_of_freedom(design: Design, ids: IntArray, groups: int) -> Flo
     if isinstance(design, ReplicateDesign):
         return np.full(groups, float(design.degrees_of_freedom))
     counted = ids >= 0
+    if groups == 1:
+        return _one_domain_dof(design, counted)
     if not design.all_positive:
         counted &= design.weights_array != 0
-    if groups == 1:  # the PSUs with a counted row, in one pass
-        if counted.all():
-            return np.array([float(design.degrees_of_freedom)])
-        psu, n_psus = design.structure.psu, len(design.structure.psu_stratum)
-        return _pairs_dof(design, np.flatnonzero(np.bincount(psu, counted, minlength=n_psus)), 1)
     return domain_codes_degrees_of_freedom(design, np.where(counted, ids, groups), groups)
 
 
-def domain_codes_degrees_of_freedom(design: Design, codes: IntArray, groups: int) -> FloatArray:
+def domain_codes_degrees_of_freedom(
+    design: Design, codes: IntArray | npt.NDArray[np.bool_], groups: int
+) -> FloatArray:
     """:func:`domain_degrees_of_freedom` of domain codes: ``groups`` for a row in none.
 
     Codes in that form (as the domain estimators make them) save the pass that turns -1
-    into the spare code; rows of weight 0 still do not count.
+    into the spare code; for one group they may be a mask of the rows in none. Rows of
+    weight 0 do not count.
     """
     if isinstance(design, ReplicateDesign):
         return np.full(groups, float(design.degrees_of_freedom))
+    if codes.dtype == np.bool_:
+        return _one_domain_dof(design, np.logical_not(codes))
     structure = design.structure
     n_psus = len(structure.psu_stratum)
     # the (group, PSU) pairs with a counted row, in one pass over the rows when the table
@@ -282,6 +285,15 @@ def domain_codes_degrees_of_freedom(design: Design, codes: IntArray, groups: int
             counted &= design.weights_array != 0
         pairs = np.unique(codes[counted] * n_psus + structure.psu[counted])
     return _pairs_dof(design, pairs, groups)
+
+
+def _one_domain_dof(design: Design, inside: npt.NDArray[np.bool_]) -> FloatArray:
+    """The degrees of freedom of one domain (the rows ``inside``): its PSUs in one pass."""
+    counted = inside if design.all_positive else inside & (design.weights_array != 0)
+    if counted.all():
+        return np.array([float(design.degrees_of_freedom)])
+    psu, n_psus = design.structure.psu, len(design.structure.psu_stratum)
+    return _pairs_dof(design, np.flatnonzero(np.bincount(psu, counted, minlength=n_psus)), 1)
 
 
 def _pairs_dof(design: Design, pairs: IntArray, groups: int) -> FloatArray:
