@@ -55,16 +55,10 @@ import numpy.typing as npt
 import pandas as pd
 
 from surveykit.analysis._calibration import _FUNCTIONS, newton, trimmed
-from surveykit.analysis._design import (
-    Design,
-    PostStratum,
-    Raking,
-    Regression,
-    _mask,
-    _Structure,
-)
+from surveykit.analysis._design import Design, _mask
 from surveykit.analysis._hadamard import hadamard
 from surveykit.analysis._influence import FloatArray, Influence, IntArray
+from surveykit.analysis._variance import PostStratum, Raking, Regression, _Structure
 from surveykit.errors import AnalysisInputError
 
 if TYPE_CHECKING:
