@@ -244,3 +244,14 @@ def test_variances_alone_are_the_diagonal_of_the_variance_matrix(
     assert figures.vcov is figures.vcov  # made once
     np.testing.assert_allclose(np.diag(figures.vcov), figures.variance[:, 0], rtol=1e-12)
     assert figures.vcov[0, 1] != 0  # the raking ties the two groups' errors
+
+
+def test_a_replicate_design_has_no_linearised_variance(sample: pd.DataFrame) -> None:
+    from surveykit.analysis._influence import Basis, Influence
+
+    replicated = sk.Design(sample, weights="w").replicates("jk1")
+    x = Influence(1)
+    x.add(np.ones(len(sample)), Basis.constant())
+    for ask in (replicated.vcov, replicated.psu_totals):
+        with pytest.raises(AnalysisInputError, match="no linearised variance"):
+            ask(x)

@@ -35,12 +35,11 @@ from surveykit.analysis._descriptive import (
     response_funnel,
     response_rate,
 )
-from surveykit.analysis._design import Design
+from surveykit.analysis._design import Design, ReplicateDesign
 from surveykit.analysis._estimates import means, nps, proportions, ratio, totals
 from surveykit.analysis._intervals import format_p
 from surveykit.analysis._quantiles import quantiles
 from surveykit.analysis._regression import regress
-from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 __all__ = [

@@ -24,11 +24,10 @@ import numpy as np
 import numpy.typing as npt
 
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design
+from surveykit.analysis._design import Design, ReplicateDesign
 from surveykit.analysis._domains import proportions
 from surveykit.analysis._influence import FloatArray, IntArray
 from surveykit.analysis._intervals import two_sided_t_p
-from surveykit.analysis._replicates import ReplicateDesign
 
 ChisqStatistic = Literal["F", "Chisq"]
 STATISTICS = ("F", "Chisq")

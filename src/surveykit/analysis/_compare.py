@@ -14,7 +14,7 @@ import pandas as pd
 from surveykit.analysis import _between_groups as between
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._design import Design, ReplicateDesign, design_of
 from surveykit.analysis._estimates import _check_nps_scale, _per_row, means, nps, proportions
 from surveykit.analysis._inputs import Answers, By, FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import (
@@ -24,7 +24,6 @@ from surveykit.analysis._intervals import (
     two_sided_normal_p,
     two_sided_t_p,
 )
-from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 Estimate = Literal["proportions", "means", "nps"]

@@ -1,18 +1,18 @@
-"""A survey design: weights, strata, PSUs, finite population correction and calibration.
+"""The survey designs: :class:`Design` (linearised variance) and :class:`ReplicateDesign`.
 
 :class:`Design` is R's ``svydesign(ids=~psu, strata=~strata, weights=~w, fpc=~fpc,
 nest=TRUE)``: one stage of clusters sampled with replacement within strata (the "ultimate
 cluster" approximation), with an optional finite population correction per stratum. Its
-variance of the totals of influence values ``x`` is R's ``svyrecvar``:
+variance of the totals of influence values is R's ``svyrecvar``, calibration (``rake``,
+``poststratify``, ``calibrate``) first replacing them by their residuals from the
+calibration variables, so a calibrated margin has no variance: the formula, the strata and
+PSU codes and the calibration steps are in ``_variance``.
 
-    V = sum over strata h of (1 - f_h) * n_h / (n_h - 1) * sum over PSUs i in h of
-        (z_i - mean_h z) (z_i - mean_h z)^T
-
-with ``z_i`` the PSU totals of ``x``, ``n_h`` the stratum's PSUs in the whole sample and
-``f_h`` its sampling fraction. Calibration (``rake``, ``poststratify``, ``calibrate``) first
-replaces ``x`` by its residuals from the calibration variables, exactly as ``svyrecvar``
-does for R's ``postStratify``, ``rake`` and ``calibrate`` designs, so a calibrated margin
-has no variance.
+:class:`ReplicateDesign` is R's ``svrepdesign``: a design with replicate weights, whose
+variances come from re-estimating with every replicate's weights (R's ``svrVar``). It is
+made by :meth:`Design.replicates` (:func:`replicate_design`, R's ``as.svrepdesign``) or
+from replicate weights supplied with the data; the replicate weights themselves (how they
+are made, stored, recalibrated and turned into variances) are in ``_replicates``.
 
 A subset (``design.subset(mask)``, ``by=`` groups, missing answers) keeps every row with a
 weight of 0 outside it, as R's subset of a design does: PSU counts and strata stay those of
@@ -21,9 +21,8 @@ the whole sample (domain estimation).
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, Literal
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any, Literal, cast
 
 import numpy as np
 import numpy.typing as npt
@@ -31,71 +30,38 @@ import pandas as pd
 
 from surveykit.analysis import _calibration
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray, cross_sums
+from surveykit.analysis._influence import Basis, FloatArray, Influence
+from surveykit.analysis._replicates import (
+    DESIGN_METHODS,
+    MAX_JACKKNIFE,
+    R_NAMES,
+    SUPPLIED_METHODS,
+    Codes,
+    Sums,
+    SuppliedMethod,
+    _bootstrap,
+    _brr,
+    _Jackknife,
+    _jackknife,
+    _recalibrated,
+    _Replicates,
+    _scales,
+    _supplied_weights,
+)
+from surveykit.analysis._variance import (
+    CalibrationStep,
+    PostStratum,
+    Raking,
+    Regression,
+    _residuals,
+    _stratified,
+    _Structure,
+    _structure,
+)
 from surveykit.errors import AnalysisInputError
-
-if TYPE_CHECKING:
-    from surveykit.analysis._replicates import ReplicateDesign
 
 LonelyPSU = Literal["fail", "adjust", "remove", "certainty"]
 LONELY_PSU = ("fail", "adjust", "remove", "certainty")
-
-RAKING_SWEEPS = 10
-"""Sweeps over the margins when a raked design's influence values are residualised (R's
-``svyrecvar`` does 10 for a ``rake()`` design)."""
-
-
-@dataclass(frozen=True)
-class PostStratum:
-    """One post-stratification: per row its cell, the weights before and after."""
-
-    codes: IntArray
-    size: int
-    before: FloatArray
-    after: FloatArray
-
-
-@dataclass(frozen=True)
-class Raking:
-    """A raking to several margins: per margin the cell codes and their number; the weights."""
-
-    margins: tuple[tuple[IntArray, int], ...]
-    after: FloatArray
-
-
-@dataclass(frozen=True)
-class Regression:
-    """A calibration (R's ``calibrate``): model matrix, weights before, factors ``g``.
-
-    ``method``, ``bounds``, ``population`` and the Newton settings are what replicates
-    need to be calibrated the same way (R's ``calibrate()`` of a replicate design).
-    """
-
-    matrix: FloatArray
-    before: FloatArray
-    g: FloatArray
-    method: str = "linear"
-    bounds: tuple[float, float] = (-np.inf, np.inf)
-    population: FloatArray | None = None
-    max_iter: int = 50
-    tol: float = 1e-7
-    trim: tuple[float, float] | None = None
-
-
-CalibrationStep = PostStratum | Raking | Regression
-
-
-@dataclass(frozen=True)
-class _Structure:
-    """Strata and PSUs as codes, shared by a design, its subsets and calibrations."""
-
-    strata: IntArray  # per row, 0..H-1
-    strata_labels: tuple[Any, ...]
-    psu: IntArray  # per row, 0..P-1 (PSUs nested in strata)
-    psu_stratum: IntArray  # per PSU, its stratum
-    n_psu: IntArray  # per stratum, its PSUs in the whole sample
-    fraction: FloatArray  # per stratum, the sampling fraction of PSUs (0 without fpc)
-    lonely: str
 
 
 class Design:
@@ -402,11 +368,7 @@ class Design:
         already calibrated design does not recalibrate, so there its calibrated margins keep
         a variance. A subset stays a subset.
         """
-        from surveykit.analysis import _replicates
-
-        return _replicates.replicate_design(
-            self, method, replicates=replicates, seed=seed, mse=mse, fay=fay
-        )
+        return replicate_design(self, method, replicates=replicates, seed=seed, mse=mse, fay=fay)
 
     # -- variance ---------------------------------------------------------------------
 
@@ -440,6 +402,356 @@ class Design:
         return self._structure
 
 
+class ReplicateDesign(Design):
+    """A survey design with replicate weights (R's ``svrepdesign``).
+
+    Every ``sk.analysis`` estimate takes it where it takes a :class:`Design`; standard
+    errors then come from the replicates: ``V = scale * sum_r rscales_r (theta_r -
+    centre)^2`` (R's ``svrVar``), centred on the mean of the replicates (``mse=False``,
+    R's default) or on the full-sample estimate (``mse=True``). Degrees of freedom are the
+    rank of the replicate weights less one (R's ``degf()``).
+
+    This constructor takes replicate weights supplied with the data, as R's
+    ``svrepdesign(data=, weights=, repweights=, type=, scale=, rscales=,
+    combined.weights=TRUE)``: each replicate column is a full weight (not a multiplier).
+    ``design.replicates()`` makes them from a design's strata and PSUs instead.
+
+    Args:
+        data: one row per respondent.
+        weights: the full-sample weights, a column name or a Series (None: every weight 1).
+        replicate_weights: the replicate weights: a list of column names of ``data``, a
+            DataFrame with ``data``'s index, or an array (rows x replicates).
+        method: how they were made, which sets the defaults of ``scale`` and ``rscales``:
+            ``"jk1"`` (scale ``(R - 1) / R``), ``"jkn"`` (``rscales`` required),
+            ``"bootstrap"`` (scale ``1 / (R - 1)``), ``"brr"`` (scale ``1 / R``, fixed) or
+            ``"other"`` (scale 1).
+        scale: the overall multiplier of the variance.
+        rscales: one multiplier per replicate (or one for all; default 1).
+        mse: centre the variance on the full-sample estimate instead of the replicates'
+            mean.
+
+    Example:
+        >>> design = sk.ReplicateDesign(
+        ...     df, weights="w", replicate_weights=[f"rw{i}" for i in range(1, 81)],
+        ...     method="jk1")  # doctest: +SKIP
+        >>> sk.analysis.means(design, "Q3", by="region")  # doctest: +SKIP
+    """
+
+    _replicates: _Replicates
+
+    def __init__(
+        self,
+        data: pd.DataFrame,
+        *,
+        weights: str | pd.Series | None = None,
+        replicate_weights: Sequence[str] | pd.DataFrame | npt.ArrayLike,
+        method: SuppliedMethod,
+        scale: float | None = None,
+        rscales: float | npt.ArrayLike | None = None,
+        mse: bool = False,
+    ) -> None:
+        super().__init__(data, weights=weights)
+        if method not in SUPPLIED_METHODS:
+            raise AnalysisInputError(
+                f"ReplicateDesign: method must be one of {list(SUPPLIED_METHODS)}, not {method!r}"
+            )
+        matrix, names = _supplied_weights(data, replicate_weights)
+        count = matrix.shape[1]
+        the_scale, the_rscales = _scales(method, count, scale, rscales)
+        self._replicates = _Replicates(
+            psu=np.arange(len(data), dtype=np.int64),
+            factors=matrix,
+            jackknife=None,
+            row_scale=np.ones(len(data)),
+            scale=the_scale,
+            rscales=the_rscales,
+            mse=bool(mse),
+            method=method,
+            notes=tuple(names),
+        )
+
+    @classmethod
+    def _of(cls, design: Design, replicates: _Replicates) -> ReplicateDesign:
+        new = object.__new__(cls)
+        new.__dict__.update(design.__dict__)
+        new._calibration = list(design.calibration)
+        new._replicates = replicates
+        return new
+
+    # -- what it is ---------------------------------------------------------------------
+
+    @property
+    def method(self) -> str:
+        """How the replicates were made: jk1, jkn, bootstrap, brr or other."""
+        return self._replicates.method
+
+    @property
+    def n_replicates(self) -> int:
+        """The number of replicates."""
+        return self._replicates.count
+
+    @property
+    def scale(self) -> float:
+        """The variance's overall multiplier (R's ``scale``)."""
+        return self._replicates.scale
+
+    @property
+    def rscales(self) -> FloatArray:
+        """Each replicate's multiplier of the variance (R's ``rscales``)."""
+        return self._replicates.rscales.copy()
+
+    @property
+    def mse(self) -> bool:
+        """Whether variances are centred on the full-sample estimate (else the replicates')."""
+        return self._replicates.mse
+
+    @property
+    def degrees_of_freedom(self) -> int:
+        """The rank of the replicate weights less one (R's ``degf()`` of a svrep design)."""
+        return self._replicates.rank - 1
+
+    @property
+    def variance_method(self) -> str:
+        """How standard errors are computed, in words (for reports)."""
+        centre = "the full-sample estimate" if self.mse else "the replicates' mean"
+        calibrated = ", each recalibrated" if self.calibrated else ""
+        return (
+            f"replicate weights ({R_NAMES[self.method]}, {self.n_replicates} replicates"
+            f"{calibrated}; centred on {centre})"
+        )
+
+    def describe(self) -> str:
+        """One line saying what the design is, in R's terms."""
+        return super().describe() + f"; {self.variance_method}"
+
+    def replicate_weights(self) -> pd.DataFrame:
+        """Every replicate's weights per row (R's ``weights(design, "analysis")``).
+
+        This writes out a rows x replicates table, which estimates never need.
+        """
+        values = self._replicates.analysis_weights()
+        columns = [f"replicate_{r + 1}" for r in range(values.shape[1])]
+        return pd.DataFrame(values, index=self.data.index, columns=columns)
+
+    # -- new designs from this one ----------------------------------------------------
+
+    def subset(self, mask: pd.Series | npt.ArrayLike) -> ReplicateDesign:
+        """The design restricted to ``mask`` (every replicate too), as R's ``subset()``."""
+        keep = _mask(self.data, mask)
+        new = cast(ReplicateDesign, super().subset(keep))
+        new._replicates = self._replicates.restricted(keep)
+        return new
+
+    def rake(
+        self,
+        targets: Mapping[Any, Mapping[Any, float]],
+        *,
+        max_iter: int = 100,
+        tol: float = 1e-6,
+        trim: tuple[float | None, float | None] | None = None,
+    ) -> ReplicateDesign:
+        """The design and every replicate raked to ``targets`` (R's ``rake()``).
+
+        See :meth:`Design.rake`; ``trim=`` is not available on replicates (use
+        ``calibrate(method="raking", trim=)``, R's trimmed raking).
+        """
+        if trim is not None:
+            raise AnalysisInputError(
+                "rake: trim= is not available on a replicate design (R's rake() has no "
+                "trimming); calibrate(totals, method='raking', trim=(low, high)) is R's "
+                "trimmed raking and recalibrates every replicate"
+            )
+        new = cast(ReplicateDesign, super().rake(targets, max_iter=max_iter, tol=tol))
+        step = new._steps[-1]
+        assert isinstance(step, Raking)
+        new._replicates = self._replicates.calibrated(step.margins, step.after)
+        return new
+
+    def poststratify(self, column: str, shares: Mapping[Any, float]) -> ReplicateDesign:
+        """The design and every replicate post-stratified on ``column`` (R's ``postStratify``).
+
+        See :meth:`Design.poststratify`.
+        """
+        new = cast(ReplicateDesign, super().poststratify(column, shares))
+        step = new._steps[-1]
+        assert isinstance(step, PostStratum)
+        new._replicates = self._replicates.calibrated([(step.codes, step.size)], step.after)
+        return new
+
+    def calibrate(
+        self,
+        totals: Mapping[Any, float | Mapping[Any, float]],
+        *,
+        method: Literal["linear", "raking", "logit"] = "linear",
+        bounds: tuple[float, float] | None = None,
+        population: float | None = None,
+        max_iter: int = 50,
+        tol: float = 1e-7,
+        trim: tuple[float, float] | None = None,
+    ) -> ReplicateDesign:
+        """The design and every replicate calibrated to ``totals`` (R's ``calibrate``).
+
+        See :meth:`Design.calibrate`. Every replicate is calibrated to the same totals with
+        the same function and bounds, as R's ``calibrate()`` of a replicate design: the
+        linear calibration without bounds in closed form (R's ``regcalibrate``, ``g = 1 +
+        x' lambda_r``), raking, logit or bounds by Newton steps per replicate (R's
+        ``grake``). ``trim=`` trims every replicate's factors as the full sample's, as R.
+        """
+        new = cast(
+            ReplicateDesign,
+            super().calibrate(
+                totals,
+                method=method,
+                bounds=bounds,
+                population=population,
+                max_iter=max_iter,
+                tol=tol,
+                trim=trim,
+            ),
+        )
+        step = new._steps[-1]
+        assert isinstance(step, Regression)
+        new._replicates = _recalibrated(self._replicates, step)
+        return new
+
+    # -- variance ---------------------------------------------------------------------
+
+    def vcov(self, influence: Influence) -> FloatArray:
+        """Not defined: a replicate design's variances come from re-estimating."""
+        return self.psu_totals(influence)
+
+    def psu_totals(self, influence: Influence) -> FloatArray:
+        """Not defined: a replicate design's variances come from re-estimating."""
+        raise AnalysisInputError(
+            "a replicate design has no linearised variance; its estimates use replicate_vcov"
+        )
+
+    def replicate_sums(
+        self,
+        values: FloatArray | None,
+        ids: Codes,
+        size: int,
+        weighted: Callable[[], FloatArray] | None = None,
+    ) -> FloatArray:
+        """Per replicate and group id the weighted sums of ``values`` (replicates x size).
+
+        See :class:`Sums`; ``weighted`` is used only where the replicates' base weights are
+        the design's weights (the same array: no calibration, no subset).
+        """
+        reps = self._replicates
+        if weighted is None or reps.row_scale is not self.weights_array:
+            return reps.sums(values, ids, size)
+        return reps.sums(values, ids, size, weighted())
+
+    def replicate_vcov(
+        self, statistic: Callable[[Sums], FloatArray], estimate: FloatArray
+    ) -> FloatArray:
+        """R's ``svrVar`` of ``statistic``: re-estimated with every replicate's weights.
+
+        ``statistic(sums)`` computes the estimates (replicates x k) from weighted sums
+        given by ``sums(values, ids, size)``; ``estimate`` is the full-sample one (k).
+        """
+        try:
+            thetas = np.asarray(statistic(self.replicate_sums), dtype=np.float64)
+        finally:  # the rows' cells are kept for one estimate's sums only
+            self._replicates.forget_cells()
+        thetas = thetas.reshape(self.n_replicates, -1)
+        return self._replicates.vcov(thetas, np.asarray(estimate, dtype=np.float64).ravel())
+
+
+def replicate_design(
+    design: Design,
+    method: str = "auto",
+    *,
+    replicates: int | None = None,
+    seed: int | np.random.Generator | None = None,
+    mse: bool = False,
+    fay: float = 0.0,
+) -> ReplicateDesign:
+    """The replicate design of ``design``: R's ``as.svrepdesign(design, type=)``.
+
+    See :meth:`surveykit.analysis.Design.replicates`.
+    """
+    if isinstance(design, ReplicateDesign):
+        raise AnalysisInputError("replicates: the design already has replicate weights")
+    if method not in DESIGN_METHODS:
+        raise AnalysisInputError(
+            f"replicates: method must be one of {list(DESIGN_METHODS)}, not {method!r}"
+        )
+    s = design.structure
+    stratified = design.n_strata > 1
+    if method == "auto":
+        method = "jkn" if stratified else "jk1"
+    if method == "jk1" and stratified:
+        raise AnalysisInputError(
+            f"replicates: method='jk1' is for an unstratified design; this one has "
+            f"{design.n_strata} strata: use method='jkn' or 'bootstrap' (R: \"Can't use JK1 "
+            'for a stratified design")'
+        )
+    if method in ("jkn", "brr") and not stratified:
+        raise AnalysisInputError(
+            f"replicates: method={method!r} is for a stratified design; this one has no "
+            "strata: use method='jk1' or 'bootstrap' (R: \"Must use JK1 or bootstrap for an "
+            'unstratified design")'
+        )
+    if isinstance(fay, bool) or not isinstance(fay, int | float) or not 0 <= fay < 1:
+        raise AnalysisInputError(
+            f"replicates: fay= must be a number from 0 to below 1, not {fay!r}"
+        )
+    if fay and method != "brr":
+        raise AnalysisInputError("replicates: fay= is Fay's factor of method='brr'")
+    if replicates is not None and method != "bootstrap":
+        raise AnalysisInputError(
+            f"replicates: method={method!r} makes its own number of replicates; replicates= "
+            "is for the bootstrap"
+        )
+    base = design._base
+    jackknife: _Jackknife | None = None
+    factors: FloatArray | None = None
+    if method == "brr":
+        factors, scale = _brr(s, float(fay))
+        rscales = np.ones(factors.shape[1])
+        method = "fay" if fay else "brr"
+    elif method == "bootstrap":
+        count = 50 if replicates is None else replicates
+        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 2:
+            raise AnalysisInputError(
+                f"replicates: replicates= must be a whole number >= 2, not {replicates!r}"
+            )
+        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
+        factors, scale = _bootstrap(s, int(count), rng)
+        rscales = np.ones(int(count))
+    else:
+        if design.n_psu > MAX_JACKKNIFE:
+            raise AnalysisInputError(
+                f"replicates: method={method!r} makes one replicate per PSU, "
+                f"{design.n_psu:,} here (each respondent is a PSU without psu=); use "
+                "method='bootstrap' with replicates= (R would need a PSUs x PSUs matrix)"
+            )
+        jackknife, scale, rscales = _jackknife(s, method)
+    reps = _Replicates(
+        psu=s.psu,
+        factors=factors,
+        jackknife=jackknife,
+        row_scale=base,
+        scale=scale,
+        rscales=rscales,
+        mse=bool(mse),
+        method=method,
+        whole=design.all_positive,  # positive weights: positive base weights
+    )
+    for step in design._steps:
+        if isinstance(step, PostStratum):
+            reps = reps.calibrated([(step.codes, step.size)], step.after)
+        elif isinstance(step, Raking):
+            reps = reps.calibrated(step.margins, step.after)
+        else:
+            reps = _recalibrated(reps, step)
+    if not design.all_positive:  # a subset, or zero weights: they weigh 0 in every replicate
+        reps = reps.restricted(design.weights_array != 0)
+    return ReplicateDesign._of(design, reps)
+
+
 def _mask(data: pd.DataFrame, mask: pd.Series | npt.ArrayLike) -> npt.NDArray[np.bool_]:
     if isinstance(mask, pd.Series):
         if not mask.index.equals(data.index):
@@ -458,173 +770,7 @@ def _mask(data: pd.DataFrame, mask: pd.Series | npt.ArrayLike) -> npt.NDArray[np
     return values
 
 
-def _codes(data: pd.DataFrame, column: str, role: str) -> tuple[IntArray, list[Any]]:
-    if column not in data.columns:
-        raise AnalysisInputError(
-            f"{role}: no column {column!r} in the data; columns are "
-            f"{[str(c) for c in data.columns]}"
-        )
-    codes, uniques = pd.factorize(data[column], sort=True, use_na_sentinel=True)
-    codes = np.asarray(codes, dtype=np.int64)
-    if (codes < 0).any():
-        row = data.index[int(np.flatnonzero(codes < 0)[0])]
-        raise AnalysisInputError(f"{role} {column!r}: row {row!r} has no value")
-    return codes, list(uniques)
-
-
-def _structure(
-    data: pd.DataFrame, strata: str | None, psu: str | None, fpc: str | None, lonely: str
-) -> _Structure:
-    n = len(data)
-    if strata is None:
-        strata_codes, labels = np.zeros(n, dtype=np.int64), [None]
-    else:
-        strata_codes, labels = _codes(data, strata, "strata")
-    h = len(labels)
-    if psu is None:
-        psu_codes = np.arange(n, dtype=np.int64)
-    else:
-        raw, _ = _codes(data, psu, "psu")
-        nested = strata_codes * (int(raw.max(initial=0)) + 1) + raw
-        psu_codes = np.asarray(np.unique(nested, return_inverse=True)[1], dtype=np.int64).ravel()
-    n_psu_total = int(psu_codes.max(initial=-1)) + 1
-    psu_stratum = np.zeros(n_psu_total, dtype=np.int64)
-    psu_stratum[psu_codes] = strata_codes
-    n_psu = np.bincount(psu_stratum, minlength=h).astype(np.int64)
-    fraction = _fraction(data, fpc, strata_codes, labels, n_psu) if fpc else np.zeros(h)
-    lonely_strata = np.flatnonzero(n_psu == 1)
-    if strata is None and n_psu_total == 1 and lonely == "fail":
-        lonely = "none"  # one PSU in all: no variance (NaN), not an error
-    elif len(lonely_strata) and lonely == "fail":
-        label = labels[int(lonely_strata[0])]
-        raise AnalysisInputError(
-            f"stratum {label!r} of {strata!r} has only one PSU, so its variance cannot be "
-            f"estimated ({len(lonely_strata)} such strata); pass lonely_psu='adjust', "
-            "'remove' or 'certainty' (R's options(survey.lonely.psu=...))"
-        )
-    return _Structure(strata_codes, tuple(labels), psu_codes, psu_stratum, n_psu, fraction, lonely)
-
-
-def _fraction(
-    data: pd.DataFrame, fpc: str, strata: IntArray, labels: Sequence[Any], n_psu: IntArray
-) -> FloatArray:
-    if fpc not in data.columns:
-        raise AnalysisInputError(f"fpc: no column {fpc!r} in the data")
-    values = np.asarray(pd.to_numeric(data[fpc], errors="coerce"), dtype=np.float64)
-    bad = ~np.isfinite(values) | (values <= 0)
-    if bad.any():
-        row = data.index[int(np.flatnonzero(bad)[0])]
-        raise AnalysisInputError(
-            f"fpc {fpc!r}: row {row!r} has {data[fpc].iloc[int(np.flatnonzero(bad)[0])]!r}, "
-            "not a positive number"
-        )
-    h = len(labels)
-    low = np.full(h, np.inf)
-    high = np.full(h, -np.inf)
-    np.minimum.at(low, strata, values)
-    np.maximum.at(high, strata, values)
-    varies = np.flatnonzero(high - low > 1e-9 * np.maximum(1.0, high))
-    if len(varies):
-        raise AnalysisInputError(
-            f"fpc {fpc!r} differs within stratum {labels[int(varies[0])]!r}; it must be the "
-            "stratum's population size (or sampling fraction)"
-        )
-    if (values <= 1).all():  # sampling fractions
-        return high
-    population = high
-    small = np.flatnonzero(population < n_psu)
-    if len(small):
-        s = int(small[0])
-        raise AnalysisInputError(
-            f"fpc {fpc!r}: stratum {labels[s]!r} has a population of {population[s]:g} "
-            f"but {int(n_psu[s])} PSUs in the sample (the fpc must be at least the sample)"
-        )
-    return np.asarray(n_psu / population, dtype=np.float64)
-
-
-def _stratified(z: FloatArray, s: _Structure, *, diagonal: bool = False) -> FloatArray:
-    """R's ``onestage`` over PSU totals ``z`` (PSUs x k); its diagonal alone if asked."""
-    h = len(s.n_psu)
-    n_h = s.n_psu.astype(np.float64)
-    means = _stratum_sums(z, s) / np.maximum(n_h, 1.0)[:, None]
-    centred = z - means[s.psu_stratum]
-    lonely = n_h == 1
-    if s.lonely == "adjust" and lonely.any():
-        # R leaves a lonely PSU uncentred: it deviates from the overall mean (0) instead.
-        uncentred = lonely[s.psu_stratum]
-        centred[uncentred] = z[uncentred]
-    finite = 1.0 - s.fraction
-    scale = np.where(n_h > 1, finite * n_h / np.maximum(n_h - 1, 1.0), finite)
-    scale = np.where(finite < 1e-7, 0.0, scale)
-    if s.lonely == "none":
-        scale = np.full(h, np.nan)
-    weighted = centred * scale[s.psu_stratum][:, None]
-    if diagonal:
-        return np.asarray(np.einsum("pk,pk->k", weighted, centred), dtype=np.float64)
-    return np.asarray(weighted.T @ centred, dtype=np.float64)
-
-
-def _stratum_sums(z: FloatArray, s: _Structure) -> FloatArray:
-    """Per stratum the sums of the PSU totals ``z`` (strata x k).
-
-    By PSUs sorted by stratum and ``np.add.reduceat``, not a (strata x PSUs) product: a
-    BLAS product starts threads whose spinning afterwards costs more than the sums.
-    """
-    h = len(s.n_psu)
-    if len(z) == 0 or not (s.n_psu > 0).all():  # reduceat needs every stratum non-empty
-        out = np.zeros((h, z.shape[1]))
-        np.add.at(out, s.psu_stratum, z)
-        return out
-    order = np.argsort(s.psu_stratum, kind="stable")
-    starts = np.concatenate([[0], np.cumsum(s.n_psu)[:-1]])
-    return np.asarray(np.add.reduceat(z[order], starts, axis=0), dtype=np.float64)
-
-
-def _residuals(x: Influence, step: CalibrationStep) -> Influence:
-    """The influence values after a calibration step (R's ``svyrecvar`` adjustments)."""
-    out = Influence(x.k, list(x.terms))
-    if isinstance(step, PostStratum):
-        after = np.where((step.after == 0) & (step.before == 0), 1.0, step.after)
-        cells = Basis.one_hot(step.codes, step.size)
-        sums = x.sums(cells, step.before / after)
-        totals = np.bincount(step.codes, weights=step.before, minlength=step.size)
-        means = sums / np.where(totals > 0, totals, 1.0)[:, None]
-        out.add(-after, cells, means)
-    elif isinstance(step, Raking):
-        _rake_residuals(x, step, out)
-    else:
-        ww = step.before
-        g = np.where(step.g == 0, 1.0, step.g)
-        basis = Basis.dense(step.matrix)
-        gram = cross_sums(basis, basis, ww)
-        coef = np.linalg.pinv(gram) @ x.sums(basis, 1.0 / g)
-        out.add(-(step.g * ww), basis, coef)
-    return out
-
-
-def _rake_residuals(x: Influence, step: Raking, out: Influence) -> None:
-    """R's residuals for a ``rake()`` design: 10 sweeps of ``x -= w * ave(x / w, margin)``.
-
-    Every correction is ``-w * M_j[level]`` for margin ``j``, so the sweeps only need the
-    sums of ``x / w`` per level of each margin and the counts of each pair of margins'
-    levels; they then run on tables of levels, not on rows.
-    """
-    w = np.where(step.after == 0, 1.0, step.after)
-    bases = [Basis.one_hot(codes, size) for codes, size in step.margins]
-    ones = np.ones(len(w))
-    sums = [x.sums(b, 1.0 / w) for b in bases]
-    cross = [[cross_sums(a, b, ones) for b in bases] for a in bases]
-    counts = [cross[i][i].diagonal() for i in range(len(bases))]
-    coef = [np.zeros((b.size, x.k)) for b in bases]
-    for _ in range(RAKING_SWEEPS):
-        for j in range(len(bases)):
-            current = sums[j] - sum(cross[j][m] @ coef[m] for m in range(len(bases)))
-            coef[j] = coef[j] + current / np.where(counts[j] > 0, counts[j], 1.0)[:, None]
-    for basis, c in zip(bases, coef, strict=True):
-        out.add(-w, basis, c)
-
-
-__all__ = ["Design", "LonelyPSU", "design_of"]
+__all__ = ["Design", "LonelyPSU", "ReplicateDesign", "design_of", "replicate_design"]
 
 
 def design_of(

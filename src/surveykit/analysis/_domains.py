@@ -9,7 +9,7 @@ whole sample's (R's ``svyby(..., na.rm=TRUE)``). Every function takes the design
 per row (``-1`` for rows in no group) and the number of groups, and returns arrays with one
 row per group.
 
-On a replicate design (:class:`~surveykit.analysis._replicates.ReplicateDesign`) each
+On a replicate design (:class:`~surveykit.analysis._design.ReplicateDesign`) each
 estimate is recomputed from every replicate's weighted sums per domain (``statistic`` below,
 a function of a ``sums(values, ids, size)``), and its variance is R's ``svrVar`` of those
 replicate estimates; the design effect uses the same denominator.
@@ -28,9 +28,9 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
-from surveykit.analysis._design import Design
+from surveykit.analysis._design import Design, ReplicateDesign
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray
-from surveykit.analysis._replicates import ReplicateDesign, Sums
+from surveykit.analysis._replicates import Sums
 
 
 @dataclass

@@ -24,7 +24,7 @@ import pandas as pd
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
 from surveykit.analysis import _reliability as reliability
-from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._design import Design, ReplicateDesign, design_of
 from surveykit.analysis._inputs import By, FloatArray, Weights
 from surveykit.analysis._intervals import (
     DESIGN_PROPORTION_METHODS,
@@ -33,7 +33,6 @@ from surveykit.analysis._intervals import (
     proportion_interval,
     t_interval,
 )
-from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 Data = pd.DataFrame | Design

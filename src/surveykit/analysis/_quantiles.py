@@ -33,9 +33,8 @@ import pandas as pd
 
 from surveykit.analysis import _domains
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._design import Design, ReplicateDesign, design_of
 from surveykit.analysis._inputs import By, FloatArray, IntArray, Weights
-from surveykit.analysis._replicates import ReplicateDesign
 from surveykit.errors import AnalysisInputError
 
 NO_ANSWERS = "no answers"

@@ -42,10 +42,10 @@ import pandas as pd
 
 from surveykit.analysis import _formula
 from surveykit.analysis import _inputs as inputs
-from surveykit.analysis._design import Design, design_of
+from surveykit.analysis._design import Design, ReplicateDesign, design_of
 from surveykit.analysis._influence import Basis, FloatArray, Influence
 from surveykit.analysis._inputs import Weights
-from surveykit.analysis._replicates import ReplicateDesign, analysis_weight_chunks
+from surveykit.analysis._replicates import analysis_weight_chunks
 from surveykit.errors import AnalysisInputError
 
 Family = Literal["gaussian", "binomial"]

@@ -39,9 +39,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from surveykit.analysis._design import Design
+from surveykit.analysis._design import Design, ReplicateDesign
 from surveykit.analysis._inputs import FloatArray, IntArray
-from surveykit.analysis._replicates import ReplicateDesign
 
 UNRELIABLE = "unreliable"
 REVIEW = "review"

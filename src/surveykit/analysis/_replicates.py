@@ -1,4 +1,4 @@
-"""Replicate-weight designs: jackknife, bootstrap and supplied replicate weights (R's svyrep).
+"""Replicate weights (R's svrep): jackknife, bootstrap, BRR or supplied, and their variance.
 
 A replicate design carries, besides the full-sample weights, ``R`` sets of replicate
 weights. An estimate is computed once with the full-sample weights and once per replicate;
@@ -21,8 +21,8 @@ Two sources of replicate weights:
   and replicate; they are never written out per row. A jackknife's multipliers are not even
   stored: a replicate's totals are the full totals less the dropped PSU's, rescaled within
   its stratum.
-- :class:`ReplicateDesign` takes weights supplied with the data (a panel vendor's
-  replicate columns), as R's ``svrepdesign(..., combined.weights=TRUE)``.
+- :class:`~surveykit.analysis.ReplicateDesign` takes weights supplied with the data (a panel
+  vendor's replicate columns), as R's ``svrepdesign(..., combined.weights=TRUE)``.
 
 A calibrated design (``rake``, ``poststratify``, ``calibrate``) recalibrates every
 replicate to the same population totals, as R's ``rake()``, ``postStratify()`` and
@@ -41,11 +41,18 @@ naming the replicate.
 
 Not done: trimmed raking (``rake(trim=)``) of replicates (R's ``rake()`` has no trimming;
 ``calibrate(method="raking", trim=)`` is R's trimmed raking).
+
+This module holds the replicate weights themselves (:class:`_Replicates`, the multipliers
+of the jackknife, bootstrap and BRR, the checks of supplied weights, the recalibration of
+every replicate, ``svrVar``) and imports no design: the designs that carry them,
+:class:`~surveykit.analysis.ReplicateDesign` and ``replicate_design`` (what
+``Design.replicates()`` calls), are in ``_design``; the strata, PSUs and calibration steps
+they read are in ``_variance``.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import TYPE_CHECKING, Any, Literal, Protocol, cast
@@ -55,20 +62,15 @@ import numpy.typing as npt
 import pandas as pd
 
 from surveykit.analysis._calibration import _FUNCTIONS, newton, trimmed
-from surveykit.analysis._design import (
-    Design,
-    PostStratum,
-    Raking,
-    Regression,
-    _mask,
-    _Structure,
-)
 from surveykit.analysis._hadamard import hadamard
-from surveykit.analysis._influence import FloatArray, Influence, IntArray
+from surveykit.analysis._influence import FloatArray, IntArray
+from surveykit.analysis._variance import Regression, _Structure
 from surveykit.errors import AnalysisInputError
 
 if TYPE_CHECKING:
     from scipy import sparse
+
+    from surveykit.analysis._design import ReplicateDesign
 
 DesignMethod = Literal["auto", "jk1", "jkn", "bootstrap", "brr"]
 SuppliedMethod = Literal["jk1", "jkn", "bootstrap", "brr", "other"]
@@ -870,99 +872,6 @@ def _brr(structure: _Structure, rho: float) -> tuple[FloatArray, float]:
     return np.ascontiguousarray(factors), 1.0 / (matrix.shape[1] * (1.0 - rho) ** 2)
 
 
-def replicate_design(
-    design: Design,
-    method: str = "auto",
-    *,
-    replicates: int | None = None,
-    seed: int | np.random.Generator | None = None,
-    mse: bool = False,
-    fay: float = 0.0,
-) -> ReplicateDesign:
-    """The replicate design of ``design``: R's ``as.svrepdesign(design, type=)``.
-
-    See :meth:`surveykit.analysis.Design.replicates`.
-    """
-    if isinstance(design, ReplicateDesign):
-        raise AnalysisInputError("replicates: the design already has replicate weights")
-    if method not in DESIGN_METHODS:
-        raise AnalysisInputError(
-            f"replicates: method must be one of {list(DESIGN_METHODS)}, not {method!r}"
-        )
-    s = design.structure
-    stratified = design.n_strata > 1
-    if method == "auto":
-        method = "jkn" if stratified else "jk1"
-    if method == "jk1" and stratified:
-        raise AnalysisInputError(
-            f"replicates: method='jk1' is for an unstratified design; this one has "
-            f"{design.n_strata} strata: use method='jkn' or 'bootstrap' (R: \"Can't use JK1 "
-            'for a stratified design")'
-        )
-    if method in ("jkn", "brr") and not stratified:
-        raise AnalysisInputError(
-            f"replicates: method={method!r} is for a stratified design; this one has no "
-            "strata: use method='jk1' or 'bootstrap' (R: \"Must use JK1 or bootstrap for an "
-            'unstratified design")'
-        )
-    if isinstance(fay, bool) or not isinstance(fay, int | float) or not 0 <= fay < 1:
-        raise AnalysisInputError(
-            f"replicates: fay= must be a number from 0 to below 1, not {fay!r}"
-        )
-    if fay and method != "brr":
-        raise AnalysisInputError("replicates: fay= is Fay's factor of method='brr'")
-    if replicates is not None and method != "bootstrap":
-        raise AnalysisInputError(
-            f"replicates: method={method!r} makes its own number of replicates; replicates= "
-            "is for the bootstrap"
-        )
-    base = design._base
-    jackknife: _Jackknife | None = None
-    factors: FloatArray | None = None
-    if method == "brr":
-        factors, scale = _brr(s, float(fay))
-        rscales = np.ones(factors.shape[1])
-        method = "fay" if fay else "brr"
-    elif method == "bootstrap":
-        count = 50 if replicates is None else replicates
-        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 2:
-            raise AnalysisInputError(
-                f"replicates: replicates= must be a whole number >= 2, not {replicates!r}"
-            )
-        rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
-        factors, scale = _bootstrap(s, int(count), rng)
-        rscales = np.ones(int(count))
-    else:
-        if design.n_psu > MAX_JACKKNIFE:
-            raise AnalysisInputError(
-                f"replicates: method={method!r} makes one replicate per PSU, "
-                f"{design.n_psu:,} here (each respondent is a PSU without psu=); use "
-                "method='bootstrap' with replicates= (R would need a PSUs x PSUs matrix)"
-            )
-        jackknife, scale, rscales = _jackknife(s, method)
-    reps = _Replicates(
-        psu=s.psu,
-        factors=factors,
-        jackknife=jackknife,
-        row_scale=base,
-        scale=scale,
-        rscales=rscales,
-        mse=bool(mse),
-        method=method,
-        whole=design.all_positive,  # positive weights: positive base weights
-    )
-    for step in design._steps:
-        if isinstance(step, PostStratum):
-            reps = reps.calibrated([(step.codes, step.size)], step.after)
-        elif isinstance(step, Raking):
-            reps = reps.calibrated(step.margins, step.after)
-        else:
-            reps = _recalibrated(reps, step)
-    if not design.all_positive:  # a subset, or zero weights: they weigh 0 in every replicate
-        reps = reps.restricted(design.weights_array != 0)
-    return ReplicateDesign._of(design, reps)
-
-
 def _recalibrated(reps: _Replicates, step: Regression) -> _Replicates:
     """Every replicate calibrated as ``step`` calibrated the full sample (R's ``calibrate``).
 
@@ -973,262 +882,6 @@ def _recalibrated(reps: _Replicates, step: Regression) -> _Replicates:
     if step.method == "linear" and step.bounds == (-np.inf, np.inf):
         return reps.regression(step.matrix, step.population)
     return reps.nonlinear(step)
-
-
-# -- the design -------------------------------------------------------------------------
-
-
-class ReplicateDesign(Design):
-    """A survey design with replicate weights (R's ``svrepdesign``).
-
-    Every ``sk.analysis`` estimate takes it where it takes a :class:`Design`; standard
-    errors then come from the replicates: ``V = scale * sum_r rscales_r (theta_r -
-    centre)^2`` (R's ``svrVar``), centred on the mean of the replicates (``mse=False``,
-    R's default) or on the full-sample estimate (``mse=True``). Degrees of freedom are the
-    rank of the replicate weights less one (R's ``degf()``).
-
-    This constructor takes replicate weights supplied with the data, as R's
-    ``svrepdesign(data=, weights=, repweights=, type=, scale=, rscales=,
-    combined.weights=TRUE)``: each replicate column is a full weight (not a multiplier).
-    ``design.replicates()`` makes them from a design's strata and PSUs instead.
-
-    Args:
-        data: one row per respondent.
-        weights: the full-sample weights, a column name or a Series (None: every weight 1).
-        replicate_weights: the replicate weights: a list of column names of ``data``, a
-            DataFrame with ``data``'s index, or an array (rows x replicates).
-        method: how they were made, which sets the defaults of ``scale`` and ``rscales``:
-            ``"jk1"`` (scale ``(R - 1) / R``), ``"jkn"`` (``rscales`` required),
-            ``"bootstrap"`` (scale ``1 / (R - 1)``), ``"brr"`` (scale ``1 / R``, fixed) or
-            ``"other"`` (scale 1).
-        scale: the overall multiplier of the variance.
-        rscales: one multiplier per replicate (or one for all; default 1).
-        mse: centre the variance on the full-sample estimate instead of the replicates'
-            mean.
-
-    Example:
-        >>> design = sk.ReplicateDesign(
-        ...     df, weights="w", replicate_weights=[f"rw{i}" for i in range(1, 81)],
-        ...     method="jk1")  # doctest: +SKIP
-        >>> sk.analysis.means(design, "Q3", by="region")  # doctest: +SKIP
-    """
-
-    _replicates: _Replicates
-
-    def __init__(
-        self,
-        data: pd.DataFrame,
-        *,
-        weights: str | pd.Series | None = None,
-        replicate_weights: Sequence[str] | pd.DataFrame | npt.ArrayLike,
-        method: SuppliedMethod,
-        scale: float | None = None,
-        rscales: float | npt.ArrayLike | None = None,
-        mse: bool = False,
-    ) -> None:
-        super().__init__(data, weights=weights)
-        if method not in SUPPLIED_METHODS:
-            raise AnalysisInputError(
-                f"ReplicateDesign: method must be one of {list(SUPPLIED_METHODS)}, not {method!r}"
-            )
-        matrix, names = _supplied_weights(data, replicate_weights)
-        count = matrix.shape[1]
-        the_scale, the_rscales = _scales(method, count, scale, rscales)
-        self._replicates = _Replicates(
-            psu=np.arange(len(data), dtype=np.int64),
-            factors=matrix,
-            jackknife=None,
-            row_scale=np.ones(len(data)),
-            scale=the_scale,
-            rscales=the_rscales,
-            mse=bool(mse),
-            method=method,
-            notes=tuple(names),
-        )
-
-    @classmethod
-    def _of(cls, design: Design, replicates: _Replicates) -> ReplicateDesign:
-        new = object.__new__(cls)
-        new.__dict__.update(design.__dict__)
-        new._calibration = list(design.calibration)
-        new._replicates = replicates
-        return new
-
-    # -- what it is ---------------------------------------------------------------------
-
-    @property
-    def method(self) -> str:
-        """How the replicates were made: jk1, jkn, bootstrap, brr or other."""
-        return self._replicates.method
-
-    @property
-    def n_replicates(self) -> int:
-        """The number of replicates."""
-        return self._replicates.count
-
-    @property
-    def scale(self) -> float:
-        """The variance's overall multiplier (R's ``scale``)."""
-        return self._replicates.scale
-
-    @property
-    def rscales(self) -> FloatArray:
-        """Each replicate's multiplier of the variance (R's ``rscales``)."""
-        return self._replicates.rscales.copy()
-
-    @property
-    def mse(self) -> bool:
-        """Whether variances are centred on the full-sample estimate (else the replicates')."""
-        return self._replicates.mse
-
-    @property
-    def degrees_of_freedom(self) -> int:
-        """The rank of the replicate weights less one (R's ``degf()`` of a svrep design)."""
-        return self._replicates.rank - 1
-
-    @property
-    def variance_method(self) -> str:
-        """How standard errors are computed, in words (for reports)."""
-        centre = "the full-sample estimate" if self.mse else "the replicates' mean"
-        calibrated = ", each recalibrated" if self.calibrated else ""
-        return (
-            f"replicate weights ({R_NAMES[self.method]}, {self.n_replicates} replicates"
-            f"{calibrated}; centred on {centre})"
-        )
-
-    def describe(self) -> str:
-        """One line saying what the design is, in R's terms."""
-        return super().describe() + f"; {self.variance_method}"
-
-    def replicate_weights(self) -> pd.DataFrame:
-        """Every replicate's weights per row (R's ``weights(design, "analysis")``).
-
-        This writes out a rows x replicates table, which estimates never need.
-        """
-        values = self._replicates.analysis_weights()
-        columns = [f"replicate_{r + 1}" for r in range(values.shape[1])]
-        return pd.DataFrame(values, index=self.data.index, columns=columns)
-
-    # -- new designs from this one ----------------------------------------------------
-
-    def subset(self, mask: pd.Series | npt.ArrayLike) -> ReplicateDesign:
-        """The design restricted to ``mask`` (every replicate too), as R's ``subset()``."""
-        keep = _mask(self.data, mask)
-        new = cast(ReplicateDesign, super().subset(keep))
-        new._replicates = self._replicates.restricted(keep)
-        return new
-
-    def rake(
-        self,
-        targets: Mapping[Any, Mapping[Any, float]],
-        *,
-        max_iter: int = 100,
-        tol: float = 1e-6,
-        trim: tuple[float | None, float | None] | None = None,
-    ) -> ReplicateDesign:
-        """The design and every replicate raked to ``targets`` (R's ``rake()``).
-
-        See :meth:`Design.rake`; ``trim=`` is not available on replicates (use
-        ``calibrate(method="raking", trim=)``, R's trimmed raking).
-        """
-        if trim is not None:
-            raise AnalysisInputError(
-                "rake: trim= is not available on a replicate design (R's rake() has no "
-                "trimming); calibrate(totals, method='raking', trim=(low, high)) is R's "
-                "trimmed raking and recalibrates every replicate"
-            )
-        new = cast(ReplicateDesign, super().rake(targets, max_iter=max_iter, tol=tol))
-        step = new._steps[-1]
-        assert isinstance(step, Raking)
-        new._replicates = self._replicates.calibrated(step.margins, step.after)
-        return new
-
-    def poststratify(self, column: str, shares: Mapping[Any, float]) -> ReplicateDesign:
-        """The design and every replicate post-stratified on ``column`` (R's ``postStratify``).
-
-        See :meth:`Design.poststratify`.
-        """
-        new = cast(ReplicateDesign, super().poststratify(column, shares))
-        step = new._steps[-1]
-        assert isinstance(step, PostStratum)
-        new._replicates = self._replicates.calibrated([(step.codes, step.size)], step.after)
-        return new
-
-    def calibrate(
-        self,
-        totals: Mapping[Any, float | Mapping[Any, float]],
-        *,
-        method: Literal["linear", "raking", "logit"] = "linear",
-        bounds: tuple[float, float] | None = None,
-        population: float | None = None,
-        max_iter: int = 50,
-        tol: float = 1e-7,
-        trim: tuple[float, float] | None = None,
-    ) -> ReplicateDesign:
-        """The design and every replicate calibrated to ``totals`` (R's ``calibrate``).
-
-        See :meth:`Design.calibrate`. Every replicate is calibrated to the same totals with
-        the same function and bounds, as R's ``calibrate()`` of a replicate design: the
-        linear calibration without bounds in closed form (R's ``regcalibrate``, ``g = 1 +
-        x' lambda_r``), raking, logit or bounds by Newton steps per replicate (R's
-        ``grake``). ``trim=`` trims every replicate's factors as the full sample's, as R.
-        """
-        new = cast(
-            ReplicateDesign,
-            super().calibrate(
-                totals,
-                method=method,
-                bounds=bounds,
-                population=population,
-                max_iter=max_iter,
-                tol=tol,
-                trim=trim,
-            ),
-        )
-        step = new._steps[-1]
-        assert isinstance(step, Regression)
-        new._replicates = _recalibrated(self._replicates, step)
-        return new
-
-    # -- variance ---------------------------------------------------------------------
-
-    def vcov(self, influence: Influence) -> FloatArray:
-        """Not defined: a replicate design's variances come from re-estimating."""
-        raise AnalysisInputError(
-            "a replicate design has no linearised variance; its estimates use replicate_vcov"
-        )
-
-    def replicate_sums(
-        self,
-        values: FloatArray | None,
-        ids: Codes,
-        size: int,
-        weighted: Callable[[], FloatArray] | None = None,
-    ) -> FloatArray:
-        """Per replicate and group id the weighted sums of ``values`` (replicates x size).
-
-        See :class:`Sums`; ``weighted`` is used only where the replicates' base weights are
-        the design's weights (the same array: no calibration, no subset).
-        """
-        reps = self._replicates
-        if weighted is None or reps.row_scale is not self.weights_array:
-            return reps.sums(values, ids, size)
-        return reps.sums(values, ids, size, weighted())
-
-    def replicate_vcov(
-        self, statistic: Callable[[Sums], FloatArray], estimate: FloatArray
-    ) -> FloatArray:
-        """R's ``svrVar`` of ``statistic``: re-estimated with every replicate's weights.
-
-        ``statistic(sums)`` computes the estimates (replicates x k) from weighted sums
-        given by ``sums(values, ids, size)``; ``estimate`` is the full-sample one (k).
-        """
-        try:
-            thetas = np.asarray(statistic(self.replicate_sums), dtype=np.float64)
-        finally:  # the rows' cells are kept for one estimate's sums only
-            self._replicates.forget_cells()
-        thetas = thetas.reshape(self.n_replicates, -1)
-        return self._replicates.vcov(thetas, np.asarray(estimate, dtype=np.float64).ravel())
 
 
 def _supplied_weights(
@@ -1353,4 +1006,4 @@ def analysis_weight_chunks(
         yield chosen, np.asarray(weights, dtype=np.float64)
 
 
-__all__ = ["ReplicateDesign", "Sums", "analysis_weight_chunks", "replicate_design"]
+__all__ = ["Sums", "analysis_weight_chunks"]
