@@ -163,7 +163,8 @@ def floor_domains(floor: Floor, y: np.ndarray, dom: np.ndarray) -> tuple[np.ndar
     wd = np.where(ok, floor.w, 0.0)
     y0 = np.where(ok, y, 0.0)
     sw = np.bincount(dom, wd, minlength=DOMAINS)
-    m = np.bincount(dom, wd * y0, minlength=DOMAINS) / sw
+    with np.errstate(divide="ignore", invalid="ignore"):  # the edge frame's empty domain
+        m = np.bincount(dom, wd * y0, minlength=DOMAINS) / sw
     z = wd * (y0 - m[dom]) / sw[dom]
     totals = np.bincount(floor.psu * DOMAINS + dom, z, minlength=floor.n_psu_total * DOMAINS)
     return m, np.sqrt(floor.centred(totals.reshape(floor.n_psu_total, DOMAINS)))
