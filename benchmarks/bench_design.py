@@ -381,6 +381,12 @@ t("rake", {
             control=list(epsilon=1e-9, maxit=1000))
   svymean(~y, r, na.rm=TRUE)
 })
+t("bootstrap", {
+  b <- as.svrepdesign(d, type="bootstrap", replicates=200)
+  svymean(~y, b, na.rm=TRUE)
+})
+status <- readLines("/proc/self/status")
+cat("peak_mb", as.numeric(gsub("[^0-9]", "", grep("^VmHWM", status, value=TRUE))) / 1024, "\n")
 """
 
 
@@ -427,6 +433,10 @@ n = float(df["w"].sum())
 controls = {c: {i: n / k for i in range(k)} for c, k in (("a", 4), ("b", 5), ("c", 6))}
 t("rake", lambda: smp.weighting.rake(controls=controls, tol=1e-9, max_iter=1000)
   .estimation.mean("y", drop_nulls=True))
+t("bootstrap", lambda: smp.weighting.create_bs_wgts(200, rstate=5)
+  .estimation.mean("y", drop_nulls=True))
+import resource
+print("peak_mb", resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024)
 """
 
 
@@ -492,6 +502,16 @@ def main() -> None:
             v = svy.get(name, float("nan"))
             line += f" {v:>8.3f} {v / floor_s:>9.1f}"
         print(line)
+    if peers or svy:
+        r_mb, svy_mb = (found.get("peak_mb", float("nan")) for found in (peers, svy))
+        print(
+            f"peers' peak memory (MiB): R {r_mb:,.0f}, svy {svy_mb:,.0f}; surveykit's: "
+            f"peak/frame above x {frame_bytes / 2**20:.0f} MiB"
+        )
+        print(
+            "jk1, jkn: not run in R or svy, whose replicate weights are a rows x replicates "
+            f"matrix ({args.rows:,} x 2,000 PSUs: {args.rows * 2000 * 8 / 2**30:.0f} GiB)"
+        )
 
 
 if __name__ == "__main__":
