@@ -558,6 +558,23 @@ def test_groups_of_one_column_are_pandas_groups_in_the_columns_dtype(column: pd.
     expected = by["x"].first().index.to_series(index=range(by.ngroups))
     pd.testing.assert_series_equal(grouped.frame["g"], expected, check_names=False)
     assert frame["g"].equals(column)  # the frame is read, never written
+    assert grouped.complete and (grouped.ids >= 0).all()
+
+
+@pytest.mark.parametrize(
+    ("by", "dropna", "complete"),
+    [(None, False, True), ("g", True, False), (["g", "h"], True, False), (["g", "h"], False, True)],
+    ids=["no-by", "one-dropped", "two-dropped", "two-kept"],
+)
+def test_groups_say_whether_every_row_is_in_one(
+    by: list[str] | str | None, dropna: bool, complete: bool
+) -> None:
+    """``complete`` promises no id -1: the estimators then skip looking for one."""
+    from surveykit.analysis import _inputs
+
+    frame = pd.DataFrame({"g": ["a", None, "b", "a"], "h": [1, 2, 1, 2]})
+    grouped = _inputs.groups(frame, by, dropna=dropna)
+    assert grouped.complete == complete == bool((grouped.ids >= 0).all())
     if not grouped.ids.flags.writeable:
         with pytest.raises(ValueError, match="read-only"):
             grouped.ids[0] = 1

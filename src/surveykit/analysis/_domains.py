@@ -94,9 +94,14 @@ def _divide(a: FloatArray, b: FloatArray) -> FloatArray:
         return np.where(b > 0, a / np.where(b > 0, b, 1.0), np.nan)
 
 
-def _domain(ids: IntArray, outside: npt.NDArray[np.bool_], groups: int) -> IntArray:
-    """Per row its group, or ``groups`` (no domain) for a row outside every domain."""
-    return np.where(outside | (ids < 0), groups, ids)
+def _domain(
+    ids: IntArray, outside: npt.NDArray[np.bool_], groups: int, complete: bool = False
+) -> IntArray:
+    """Per row its group, or ``groups`` (no domain) for a row outside every domain.
+
+    ``complete``: no id is -1 (every row in a group), so only ``outside`` is read.
+    """
+    return np.where(outside if complete else outside | (ids < 0), groups, ids)
 
 
 def _variance(
@@ -155,16 +160,22 @@ def _centred_squares(
     return float(np.einsum("i,i,i->", w, resid, resid))
 
 
-def means(design: Design, y: FloatArray, ids: IntArray, groups: int) -> DomainFigures:
-    """The weighted mean of ``y`` (NaN: no answer) per group, R's ``svymean``."""
+def means(
+    design: Design, y: FloatArray, ids: IntArray, groups: int, *, complete: bool = False
+) -> DomainFigures:
+    """The weighted mean of ``y`` (NaN: no answer) per group, R's ``svymean``.
+
+    ``complete``: no id is -1 (every row in a group), so the ids are not searched for one.
+    """
     w = design.weights_array
     missing = np.isnan(y)
     if groups == 1:  # a common case: codes are 0 or the spare bin 1, and nothing is gathered
-        if ids.any():  # ids are 0, or -1 for rows in no group (read once, unless some are)
+        if not complete and ids.any():  # ids are 0, or -1 for rows in no group
             missing |= ids < 0
     else:
-        codes = _domain(ids, missing, groups)
-        missing = codes == groups
+        codes = _domain(ids, missing, groups, complete)
+        if not complete:
+            missing = codes == groups
     some_missing = bool(missing.any())
     y0 = np.where(missing, 0.0, y) if some_missing else y
     wy: FloatArray | None = None
@@ -232,14 +243,17 @@ def proportions(
     ids: IntArray,
     groups: int,
     chosen: FloatArray | None = None,
+    *,
+    complete: bool = False,
 ) -> DomainFigures:
     """The weighted share choosing each option per group (R's ``svymean(~factor(q))``).
 
     ``codes`` are the answers (-1 for none); ``chosen`` (answers x options) says which
     options each answer holds, for multi-choice questions (None: each answer one option).
+    ``complete``: no id is -1.
     """
     w = design.weights_array
-    dom = _domain(ids, codes < 0, groups)
+    dom = _domain(ids, codes < 0, groups, complete)
     options = n_codes if chosen is None else chosen.shape[1]
     none = groups * n_codes
     cell = np.where(dom < groups, dom * n_codes + codes, none)

@@ -480,7 +480,13 @@ def _design_proportions(
     grouped = inputs.groups(df, by)
     ans = inputs.answers(df, question, multi=multi, separator=separator)
     figures = _domains.proportions(
-        design, ans.codes, len(ans.labels), grouped.ids, grouped.count, ans.chosen
+        design,
+        ans.codes,
+        len(ans.labels),
+        grouped.ids,
+        grouped.count,
+        ans.chosen,
+        complete=grouped.complete,
     )
     options = ans.options or [] if ans.chosen is not None else ans.labels
     k = len(options)
@@ -609,7 +615,7 @@ def _answered_dof(
 def _design_mean(design: Design, question: str, by: By, ci: float, name: str) -> pd.DataFrame:
     grouped = inputs.groups(design.data, by)
     y = _row_numbers(design, question, "a mean")
-    figures = _domains.means(design, y, grouped.ids, grouped.count)
+    figures = _domains.means(design, y, grouped.ids, grouped.count, complete=grouped.complete)
     dof = _answered_dof(design, grouped, figures, y)
     return _per_group_frame(design, grouped, question, figures, ci, name, dof)
 

@@ -77,12 +77,14 @@ class Groups:
         count: the number of groups.
         frame: one row per group with the ``by`` values (their dtypes kept), sorted by them;
             a missing value is a group of its own, last.
+        complete: known to have no row left out (no id -1), so no pass need look.
     """
 
     columns: list[str]
     ids: IntArray
     count: int
     frame: pd.DataFrame
+    complete: bool = False
 
 
 def groups(df: pd.DataFrame, by: By, *, dropna: bool = False) -> Groups:
@@ -90,7 +92,8 @@ def groups(df: pd.DataFrame, by: By, *, dropna: bool = False) -> Groups:
     columns = by_columns(df, by)
     n = len(df)
     if not columns:
-        return Groups([], np.zeros(n, dtype=np.int64), 1, pd.DataFrame(index=pd.RangeIndex(1)))
+        frame = pd.DataFrame(index=pd.RangeIndex(1))
+        return Groups([], np.zeros(n, dtype=np.int64), 1, frame, complete=True)
     factors = [_factorize_sorted(df[column]) for column in columns]
     if len(factors) == 1 and not (dropna and factors[0].has_na):
         return _one_column(df, columns[0], factors[0])
@@ -119,7 +122,7 @@ def groups(df: pd.DataFrame, by: By, *, dropna: bool = False) -> Groups:
             for i, (column, factor) in enumerate(zip(columns, factors, strict=True))
         }
     )
-    return Groups(columns, ids.astype(np.int64, copy=False), len(observed), frame)
+    return Groups(columns, ids.astype(np.int64, copy=False), len(observed), frame, everything)
 
 
 def _one_column(df: pd.DataFrame, column: str, factor: _Factor) -> Groups:
@@ -134,7 +137,7 @@ def _one_column(df: pd.DataFrame, column: str, factor: _Factor) -> Groups:
     else:
         ids = (np.cumsum(seen, dtype=np.int64) - 1)[factor.codes]
     frame = pd.DataFrame({column: _values_at(df[column], factor, observed)})
-    return Groups([column], ids, len(observed), frame)
+    return Groups([column], ids, len(observed), frame, complete=True)
 
 
 def _values_at(series: pd.Series, factor: _Factor, codes: IntArray) -> pd.Series:
