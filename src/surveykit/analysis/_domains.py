@@ -28,6 +28,7 @@ from functools import cached_property
 import numpy as np
 import numpy.typing as npt
 
+from surveykit.analysis import _reliability as reliability
 from surveykit.analysis._design import Design, ReplicateDesign
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray
 from surveykit.analysis._replicates import Sums
@@ -52,6 +53,8 @@ class DomainFigures:
             a mask of the rows in none; else None.
         respondents: per (group, answer) the respondents of non-zero weight, from
             :func:`proportions`; else None.
+        domain_dof: each domain's degrees of freedom (its PSUs less its strata), when the
+            estimator counted its rows per PSU on the way; else None.
     """
 
     estimate: FloatArray
@@ -64,6 +67,7 @@ class DomainFigures:
     count: FloatArray
     domains: IntArray | npt.NDArray[np.bool_] | None = None
     respondents: FloatArray | None = None
+    domain_dof: FloatArray | None = None
 
     @cached_property
     def vcov(self) -> FloatArray:
@@ -178,6 +182,8 @@ def means(
             missing = codes == groups
     some_missing = bool(missing.any())
     y0 = np.where(missing, 0.0, y) if some_missing else y
+    if groups > 1 and not isinstance(design, ReplicateDesign) and not design.calibrated:
+        return _cell_means(design, y0, codes, groups)
     wy: FloatArray | None = None
     if groups == 1:  # sums over the domain are dot products with the weights 0 outside it
         wd = np.where(missing, 0.0, w) if some_missing else w
@@ -233,6 +239,52 @@ def means(
         sum_w=sum_w,
         count=totals[:, None],
         domains=missing if groups == 1 else codes,
+    )
+
+
+def _cell_means(design: Design, y0: FloatArray, codes: IntArray, groups: int) -> DomainFigures:
+    """:func:`means` by several domains of a design neither calibrated nor replicated.
+
+    Its variance is a sum over the cells of (PSU, domain), so every figure comes from sums
+    over one key of those cells (weights, ``w y``, the influence values, the centred
+    squares, the rows): one table per figure, read per domain by summing over the PSUs,
+    instead of one pass per figure by domain and another by (PSU, domain). The rows per
+    cell give the domains' degrees of freedom too. ``y0`` is 0 and ``codes`` ``groups``
+    where a row is in no domain.
+    """
+    w = design.weights_array
+    s = design.structure
+    n_psus, width = len(s.psu_stratum), groups + 1
+    key = s.psu * width
+    key += codes
+
+    def table(values: FloatArray | None) -> FloatArray:
+        sums = np.bincount(key, weights=values, minlength=n_psus * width)
+        return np.asarray(sums, dtype=np.float64).reshape(n_psus, width)[:, :groups]
+
+    sum_w = table(w).sum(axis=0)
+    totals = table(w * y0).sum(axis=0)
+    mean = _divide(totals, sum_w)
+    resid = y0 - _padded(mean, 0.0)[codes]
+    w_resid = w * resid
+    z = table(w_resid) / np.where(sum_w > 0, sum_w, 1.0)[None, :]
+    variance = np.clip(design.covariance(z, diagonal=True), 0.0, None)
+    rows = table(None)
+    counted = rows if design.all_positive else table((w != 0).astype(np.float64))
+    n = counted.sum(axis=0)
+    squares = table(w_resid * resid).sum(axis=0)
+    srs = _divide(squares, sum_w * (n - 1))
+    return DomainFigures(
+        estimate=mean[:, None],
+        variance=np.where(sum_w > 0, variance, np.nan)[:, None],
+        covariance=lambda: design.covariance(z),
+        deff=_divide(variance, srs)[:, None],
+        n=n,
+        answered=rows.sum(axis=0),
+        sum_w=sum_w,
+        count=totals[:, None],
+        domains=codes,
+        domain_dof=reliability.cells_degrees_of_freedom(design, counted > 0),
     )
 
 

@@ -601,6 +601,8 @@ def _answered_dof(
     """
     if isinstance(design, ReplicateDesign):  # one figure, whoever answered: no row pass
         return reliability.domain_degrees_of_freedom(design, grouped.ids, grouped.count)
+    if figures.domain_dof is not None:
+        return figures.domain_dof
     if figures.domains is not None:
         return reliability.domain_codes_degrees_of_freedom(
             design, figures.domains, grouped.count

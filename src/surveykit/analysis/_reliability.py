@@ -41,6 +41,7 @@ import numpy.typing as npt
 
 from surveykit.analysis._design import Design, ReplicateDesign
 from surveykit.analysis._inputs import FloatArray, IntArray
+from surveykit.analysis._variance import stratum_sums
 
 UNRELIABLE = "unreliable"
 REVIEW = "review"
@@ -67,6 +68,7 @@ WIDE_SCORE = "95% CI width >= 60 points"
 __all__ = [
     "REVIEW",
     "UNRELIABLE",
+    "cells_degrees_of_freedom",
     "domain_codes_degrees_of_freedom",
     "domain_degrees_of_freedom",
     "effective_size",
@@ -284,6 +286,18 @@ def domain_codes_degrees_of_freedom(
             counted &= design.weights_array != 0
         pairs = np.unique(codes[counted] * n_psus + structure.psu[counted])
     return _pairs_dof(design, pairs, groups)
+
+
+def cells_degrees_of_freedom(design: Design, present: npt.NDArray[np.bool_]) -> FloatArray:
+    """Per domain its PSUs less its strata, from which (PSU, domain) cells have a row.
+
+    ``present`` is PSUs x domains: whether the cell has a counted row (of non-zero weight,
+    in the domain), as an estimator that summed by those cells already knows.
+    """
+    structure = design.structure
+    psus = present.sum(axis=0)
+    strata = (stratum_sums(present.astype(np.float64), structure) > 0).sum(axis=0)
+    return np.asarray(psus - strata, dtype=np.float64)
 
 
 def _one_domain_dof(design: Design, inside: npt.NDArray[np.bool_]) -> FloatArray:

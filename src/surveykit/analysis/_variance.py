@@ -180,7 +180,7 @@ def _stratified(z: FloatArray, s: _Structure, *, diagonal: bool = False) -> Floa
     """R's ``onestage`` over PSU totals ``z`` (PSUs x k); its diagonal alone if asked."""
     h = len(s.n_psu)
     n_h = s.n_psu.astype(np.float64)
-    means = _stratum_sums(z, s) / np.maximum(n_h, 1.0)[:, None]
+    means = stratum_sums(z, s) / np.maximum(n_h, 1.0)[:, None]
     centred = z - means[s.psu_stratum]
     lonely = n_h == 1
     if s.lonely == "adjust" and lonely.any():
@@ -198,7 +198,7 @@ def _stratified(z: FloatArray, s: _Structure, *, diagonal: bool = False) -> Floa
     return np.asarray(weighted.T @ centred, dtype=np.float64)
 
 
-def _stratum_sums(z: FloatArray, s: _Structure) -> FloatArray:
+def stratum_sums(z: FloatArray, s: _Structure) -> FloatArray:
     """Per stratum the sums of the PSU totals ``z`` (strata x k).
 
     By PSUs sorted by stratum and ``np.add.reduceat``, not a (strata x PSUs) product: a
