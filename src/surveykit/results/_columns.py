@@ -4,8 +4,8 @@
 :mod:`~surveykit.results._bulk` types very many short columns at once; both decide by
 these: the type names and their pandas and arrow types, the respondent and design fields
 (never questions), the fields that stay text or are a category whatever they hold, the
-float spelling, a column's plan, and blanks as missing. Neither path imports the other's
-rules, so ``_types`` can hand a wide payload to ``_bulk`` without a cycle.
+float spelling, a column's plan, and blanks as missing. ``_bulk`` takes them from here,
+never from ``_types``, so ``_types`` imports ``_bulk`` at its top without a cycle.
 """
 
 from __future__ import annotations
