@@ -36,6 +36,7 @@ from surveykit.errors import (
     SurveykitError,
 )
 from surveykit.models import E164_DIGITS
+from surveykit.results import read_results
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -230,8 +231,6 @@ class _Doctor:
 
     def results(self, survey: str) -> None:
         """One line per format, then the formats compared."""
-        from surveykit.results import read_results
-
         frames: dict[str, pd.DataFrame] = {}
         for fmt in FORMATS:
             name = f"results {fmt}"

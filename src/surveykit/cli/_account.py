@@ -10,6 +10,7 @@ from typing import Annotated
 
 import typer
 
+import surveykit as sk
 from surveykit._util.serving import DEFAULT_IDLE_TIMEOUT
 from surveykit.cli._support import (
     AllowInsecureHttp,
@@ -60,7 +61,6 @@ def lookup(
     """Look numbers up: status, carrier, reachable, number type and number check."""
     import pandas as pd
 
-    import surveykit as sk
     from surveykit.rules.numbers import normalize_text, region_for
 
     client = make_client(base_url, token, allow_insecure_http=allow_insecure_http)

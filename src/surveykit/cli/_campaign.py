@@ -9,6 +9,7 @@ from typing import Annotated, Any
 
 import typer
 
+import surveykit as sk
 from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
@@ -21,6 +22,7 @@ from surveykit.cli._support import (
     usage,
     write_table,
 )
+from surveykit.errors import OptOutError
 
 OptOutsPath = Annotated[
     Path,
@@ -49,8 +51,6 @@ def _open(db: Path, region: str | None = None) -> Any:
 
 
 def _change(db: Path, numbers: list[str], reason: str | None, region: str | None, add: bool) -> int:
-    from surveykit.campaign import OptOutError
-
     optouts = _open(db, region)
     try:
         return int(
@@ -207,8 +207,6 @@ def remind(
     allow_insecure_http: AllowInsecureHttp = False,
 ) -> None:
     """Remind the respondents of earlier waves who have not answered (one wave, journaled)."""
-    import surveykit as sk
-
     if not re.fullmatch(r"\s*\d+(\.\d+)?\s*[a-zA-Z]+\s*", min_gap) and min_gap.strip() != "0":
         raise typer.BadParameter(
             f"{min_gap!r} is not a duration such as 48h", param_hint="'--min-gap'"

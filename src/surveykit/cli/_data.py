@@ -18,6 +18,9 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+import surveykit as sk
+from surveykit import plots
+from surveykit.batch._options import OPTIONS
 from surveykit.cli._support import (
     CHARTS,
     AllowInsecureHttp,
@@ -35,6 +38,7 @@ from surveykit.cli._support import (
     write_file,
     write_table,
 )
+from surveykit.errors import JournalLockedError, JournalMismatchError, TemplateError
 
 if TYPE_CHECKING:
     import pandas as pd
@@ -48,8 +52,6 @@ SEND_OPTIONS = {"window": "windows", "only_failed": "only"}
 
 def _help(option: str) -> str:
     """The command line's help of a batch option: the one definition's (``batch._options``)."""
-    from surveykit.batch._options import OPTIONS
-
     text = OPTIONS[option].cli
     assert text is not None, option
     return text
@@ -133,8 +135,6 @@ def results(
 
 def _write_chart(frame: pd.DataFrame, by: str | None, title: str, chart: Path) -> None:
     import io
-
-    from surveykit import plots
 
     figure = plots.plot_funnel(frame, by=by, title=title)
     # Drawn into memory, then written whole: matplotlib's PNG writer does not report a
@@ -257,8 +257,6 @@ def import_(
     network failure: "not sent" or "unknown"; a refused request: "failed"). Rows that were
     rejected, or that the platform answered with Error, are in the outcome with the reason.
     """
-    import surveykit as sk
-
     mapping: dict[Any, str | None] = {}
     for item in map_ or []:
         column, sep, prop = item.partition("=")
@@ -377,8 +375,6 @@ def send(
     same command resends nothing and goes on where an interrupted one stopped (--test sends
     nothing, so keeps no journal unless given one).
     """
-    import surveykit as sk
-
     if no_journal and journal is not None:
         raise usage("--journal and --no-journal: choose one")
     if only_failed and no_journal:
@@ -442,9 +438,6 @@ def _refusals_as_lines(
     options: dict[str, Any], journal: Path | None, target: Path, spreadsheets: bool
 ) -> Iterator[None]:
     """A batch's refusals and interruption as one line each, in the command line's words."""
-    import surveykit as sk
-    from surveykit.batch import JournalLockedError, JournalMismatchError, TemplateError
-
     try:
         yield
     except sk.BatchInterrupted as stopped:

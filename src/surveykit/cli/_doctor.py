@@ -11,6 +11,7 @@ from typing import Annotated
 
 import typer
 
+import surveykit as sk
 from surveykit.cli._support import AllowInsecureHttp, BaseUrl, Token, make_client
 
 _NUMBER_HELP = "E.164 digits without '+', e.g. 447911123456."
@@ -48,8 +49,6 @@ def doctor(
     Read-only calls (a test: true send only with --test-send). Prints one line per check:
     ok, or FAIL and the first problem found. Exit status 0 only when every check passes.
     """
-    import surveykit as sk
-
     if bundle is not None and bundle.suffix.lower() != ".zip" and bundle.is_file():
         raise typer.BadParameter(f"{bundle} exists and is not a folder", param_hint="'--bundle'")
     for name, value in (("--lookup", lookup), ("--test-send", test_send)):

@@ -13,6 +13,7 @@ from typing import Annotated, Any
 
 import typer
 
+import surveykit as sk
 from surveykit.cli._support import (
     AllowInsecureHttp,
     BaseUrl,
@@ -217,7 +218,6 @@ def report(
     allow_insecure_http: AllowInsecureHttp = False,
 ) -> None:
     """Estimate every question of a survey, with intervals, weights and significance."""
-    import surveykit as sk
     from surveykit.report._build import build_report
 
     _check_outputs(out, spss, stata)
@@ -287,8 +287,6 @@ def _summary_lines(
     spss: Path | None, stata: Path | None,
 ) -> list[str]:  # fmt: skip
     """What the command prints: the survey and design, headline figures, rates, files."""
-    import surveykit as sk
-
     lines: list[str] = []
     weighted = ""
     if result.weights is not None:
@@ -355,8 +353,6 @@ def _check_campaign_files(
 
 def _read_codebook(path: Path) -> Any:
     """The ``--codebook`` file, read (one line naming the file when it cannot be)."""
-    import surveykit as sk
-
     if not path.is_file():
         raise typer.BadParameter(f"no file {path}", param_hint="'--codebook'")
     try:

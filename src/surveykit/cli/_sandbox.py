@@ -2,26 +2,18 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Final
+from typing import Annotated
 
 import typer
 
 from surveykit._util.serving import DEFAULT_IDLE_TIMEOUT
 from surveykit.cli._support import (
-    CommandError,
     IdleTimeout,
     MaxConnections,
     check_idle_timeout,
     check_sqlite_file,
 )
-
-if TYPE_CHECKING:
-    import socket
-
-    from surveykit.sandbox import Sandbox
-    from surveykit.sandbox.data._behaviour import RespondentModel
 
 sandbox_app = typer.Typer(
     help="The embedded sandbox: a simulated platform, no account needed.", no_args_is_help=True
@@ -29,49 +21,6 @@ sandbox_app = typer.Typer(
 
 DEFAULT_PORT = 8765
 """The sandbox's port unless told; ``--port 0`` picks a free one."""
-
-
-_CALLBACK_OPTIONS: Final = {
-    "url": "--callback-url",
-    "method": "--callback-method",
-    "timeout": "--callback-timeout",
-    "totaltimeout": "--callback-total-timeout",
-    "retries": "--callback-retries",
-    "action": "--callback-action",
-    "secret": "--callback-secret",
-}
-"""The ``sandbox serve`` option of each account callback setting (by its lower-case name)."""
-_OPTION_FIELDS: Final = {
-    "method": "method",
-    "timeout_ms": "timeout",
-    "total_timeout_ms": "totaltimeout",
-    "retries": "retries",
-    "action": "action",
-    "secret": "secret",
-}
-
-
-def _from_environment(context: typer.Context, parameter: str) -> bool:
-    """Whether the command's ``parameter`` came from its environment variable."""
-    source = context.get_parameter_source(parameter)
-    return source is not None and source.name == "ENVIRONMENT"
-
-
-def _callback_problems(exc: ValueError) -> list[str]:
-    """The sandbox's refusal of callback settings, one line per option named."""
-    from surveykit.sandbox.state._errors import errors_of
-
-    lines = []
-    for field, messages in errors_of(exc).items():
-        for message in messages:
-            name = field or message.partition(":")[0]
-            option = _CALLBACK_OPTIONS.get(name.split(".")[0].lower())
-            if option is None:
-                lines.append(f"--callback-*: {message}")
-                continue
-            prefix = f"{name}: "
-            lines.append(f"{option}: {message.removeprefix(prefix)}")
-    return lines
 
 
 @sandbox_app.command("serve")
@@ -204,13 +153,13 @@ def sandbox_serve(
     (``SURVEYKIT_CALLBACK_SECRET`` is only used when there is one).
     """
     check_idle_timeout(idle_timeout)
-    generated, campaigns, model = _specs(generate, campaign, respondents)
+    generated, campaigns = _specs(generate, campaign)
+    from surveykit.cli import _sandbox_serve as serving  # the sandbox: starlette, uvicorn
+
+    model = serving.respondent_model(respondents)
     if db is not None:
         check_sqlite_file(db, "--db", "sandbox state file", ("records",), "sandbox.sqlite")
-    from surveykit._util.net import bind, url_of
-    from surveykit.sandbox import Sandbox
-
-    settings = _callback_settings(
+    settings = serving.callback_settings(
         context,
         callback_url,
         {
@@ -222,91 +171,29 @@ def sandbox_serve(
             "secret": callback_secret,
         },
     )
-    # Bind first, so the printed URL is the real one even with --port 0.
-    try:
-        sock = bind(host, port)
-    except OSError as exc:
-        typer.echo(f"surveykit: cannot bind {host}:{port}: {exc}", err=True)
-        raise typer.Exit(code=1) from None
-    base_url = url_of(sock, host)
-    try:
-        sandbox = Sandbox(
-            seed=seed,
-            db=db,
-            sample_data=not no_sample_data,
-            base_url=base_url,
-            results_layout=results_layout,
-            respondents=model,
-        )
-    except ValueError as exc:
-        sock.close()
-        typer.echo(f"surveykit: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-    if callback_url:
-        try:
-            sandbox.set_account_callback(callback_url, **settings)
-        except ValueError as exc:
-            sock.close()
-            sandbox.close()
-            raise CommandError("; ".join(_callback_problems(exc)), code=2) from None
-    if host not in ("127.0.0.1", "::1", "localhost"):
-        typer.echo(
-            f"surveykit: warning: serving on {host}, reachable from other machines", err=True
-        )
-    _add_surveys(sandbox, sock, generated, campaigns, design=generate_design, kept=db is not None)
-    sys.stdout.write(
-        f"base_url={base_url}\ntoken={sandbox.admin_token}\n"
-        f"restricted_token={sandbox.restricted_token}\n"
+    serving.serve_sandbox(
+        host=host,
+        port=port,
+        db=db,
+        seed=seed,
+        sample_data=not no_sample_data,
+        results_layout=results_layout,
+        model=model,
+        callback_url=callback_url,
+        settings=settings,
+        generated=generated,
+        campaigns=campaigns,
+        design=generate_design,
+        log_level=log_level,
+        idle_timeout=idle_timeout,
+        max_connections=max_connections,
     )
-    sys.stdout.flush()
-    from surveykit.sandbox.runtime._serve import serve
-
-    try:
-        # Stops within seconds of SIGTERM; strangers are held to the listener's limits.
-        serve(
-            sandbox,
-            sock,
-            log_level=log_level,
-            idle_timeout=idle_timeout,
-            max_connections=max_connections,
-        )
-    finally:
-        sandbox.close()
-
-
-def _add_surveys(
-    sandbox: Sandbox,
-    sock: socket.socket,
-    generated: list[tuple[str, int]],
-    campaigns: list[tuple[str, int]],
-    *,
-    design: bool,
-    kept: bool,
-) -> None:
-    """Add the ``--generate`` and ``--campaign`` surveys (a campaign a ``--db`` kept is kept)."""
-    from surveykit.sandbox.data._campaign import CAMPAIGN_SURVEY_ID
-    from surveykit.sandbox.data._seed import GENERATED_SURVEY_ID
-
-    for number, (reference, rows) in enumerate(generated):
-        sandbox.add_generated_survey(
-            reference, rows, survey_id=GENERATED_SURVEY_ID + number, design=design
-        )
-    for number, (reference, rows) in enumerate(campaigns):
-        if kept and sandbox.state.find_survey(reference) is not None:
-            continue  # kept in the --db file from an earlier run
-        try:
-            sandbox.add_campaign_survey(reference, rows, survey_id=CAMPAIGN_SURVEY_ID + number)
-        except ValueError as exc:
-            sock.close()
-            sandbox.close()
-            typer.echo(f"surveykit: --campaign: {exc}", err=True)
-            raise typer.Exit(code=2) from None
 
 
 def _specs(
-    generate: list[str] | None, campaign: list[str] | None, respondents: str | None
-) -> tuple[list[tuple[str, int]], list[tuple[str, int]], RespondentModel | None]:
-    """``--generate``, ``--campaign`` and ``--respondents`` read; a usage error (2) names one."""
+    generate: list[str] | None, campaign: list[str] | None
+) -> tuple[list[tuple[str, int]], list[tuple[str, int]]]:
+    """``--generate`` and ``--campaign`` read; a usage error (2) names one."""
     try:
         generated = [_generated_spec(value) for value in generate or []]
     except ValueError as exc:
@@ -317,30 +204,7 @@ def _specs(
     except ValueError as exc:
         typer.echo(f"surveykit: --campaign: {exc}", err=True)
         raise typer.Exit(code=2) from None
-    from surveykit.sandbox.data._behaviour import RespondentModel
-
-    try:
-        model = RespondentModel.from_spec(respondents) if respondents is not None else None
-    except ValueError as exc:
-        typer.echo(f"surveykit: --respondents: {exc}", err=True)
-        raise typer.Exit(code=2) from None
-    return generated, campaigns, model
-
-
-def _callback_settings(
-    context: typer.Context, callback_url: list[str] | None, given: dict[str, Any]
-) -> dict[str, Any]:
-    """The account callback's settings given; a usage error (2) when they lack a URL."""
-    settings = {name: value for name, value in given.items() if value is not None}
-    if not callback_url and "secret" in settings and _from_environment(context, "callback_secret"):
-        # SURVEYKIT_CALLBACK_SECRET is shared with `surveykit listen`: without a callback
-        # URL there is nothing to sign, which is no mistake of this command.
-        del settings["secret"]
-    if settings and not callback_url:
-        names = ", ".join(_CALLBACK_OPTIONS[_OPTION_FIELDS[name]] for name in settings)
-        typer.echo(f"surveykit: {names}: needs --callback-url", err=True)
-        raise typer.Exit(code=2)
-    return settings
+    return generated, campaigns
 
 
 def _generated_spec(value: str) -> tuple[str, int]:

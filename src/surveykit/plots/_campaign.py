@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any, Literal
 import numpy as np
 import pandas as pd
 
+from surveykit.campaign._aapor import RATES, outcome_rates
 from surveykit.campaign._sources import send_table
 from surveykit.errors import PlotError
 from surveykit.plots._common import PALETTE
@@ -266,8 +267,6 @@ def plot_dispositions(
     ``e``) is written at the end of each bar. With ``by`` (for example ``"last_wave"``),
     one bar per value, in sorted order, and ``"(missing)"`` last for rows without one.
     """
-    from surveykit.campaign._aapor import RATES, outcome_rates
-
     if rate not in RATES:
         raise PlotError(f"rate: {rate!r} is not an AAPOR rate; choose one of {list(RATES)}")
     if by is not None:

@@ -15,11 +15,12 @@ if _typing.TYPE_CHECKING:
     from surveykit.errors import CodebookError, ExportError, LabelError
     from surveykit.report._banner import Banner, banner
     from surveykit.report._build import Report, build_report
-    from surveykit.report._codebook import KINDS, Codebook, Question, QuestionKind
+    from surveykit.report._codebook import Codebook
     from surveykit.report._excel import to_excel
     from surveykit.report._export import to_spss, to_stata
     from surveykit.report._frozen import CoercedAnswers, RowReasons
     from surveykit.report._label import label
+    from surveykit.report._question import KINDS, Question, QuestionKind
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
 # light module of this package does not load the heavy ones (pandas, lxml, ...).
@@ -28,10 +29,10 @@ _LAZY: dict[str, str] = {
     "banner": "surveykit.report._banner",
     "Report": "surveykit.report._build",
     "build_report": "surveykit.report._build",
-    "KINDS": "surveykit.report._codebook",
+    "KINDS": "surveykit.report._question",
     "Codebook": "surveykit.report._codebook",
-    "Question": "surveykit.report._codebook",
-    "QuestionKind": "surveykit.report._codebook",
+    "Question": "surveykit.report._question",
+    "QuestionKind": "surveykit.report._question",
     "CodebookError": "surveykit.errors",
     "ExportError": "surveykit.errors",
     "LabelError": "surveykit.errors",

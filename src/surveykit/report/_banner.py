@@ -46,8 +46,9 @@ from surveykit.analysis._influence import Basis, Influence
 from surveykit.analysis._inputs import FloatArray, IntArray, Weights
 from surveykit.analysis._intervals import two_sided_normal_p, two_sided_t_p
 from surveykit.errors import AnalysisInputError, CodebookError, ExportError
-from surveykit.report._codebook import Codebook, Question, code_text
+from surveykit.report._codebook import Codebook
 from surveykit.report._excel import wrap_notes
+from surveykit.report._question import Question, code_text
 
 Test = Literal["columns", "total"]
 Correction = Literal["bonferroni", "holm", "fdr_bh"]

@@ -8,12 +8,17 @@ on every row of a question or on one only (blank elsewhere), never two different
 ``missing`` is ``yes``/``true``/``1`` on the rows of missing codes (their ``label`` is the
 reason). A question with no labels is one row with a blank ``code`` and ``label``. Errors
 name the spreadsheet row (the header is row 1) and column.
+
+Reading gives the questions and writing takes them: :meth:`Codebook.read
+<surveykit.report.Codebook.read>` and :meth:`~surveykit.report.Codebook.write` are the
+codebook's side, so this module knows questions only (``_question``), never a codebook.
 """
 
 from __future__ import annotations
 
 import csv
 import json
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import date, datetime
 from pathlib import Path
@@ -22,7 +27,13 @@ from typing import Any, Final
 from surveykit._util.atomic import atomic_path
 from surveykit._util.sheets import new_workbook, save_workbook
 from surveykit.errors import CodebookError
-from surveykit.report._codebook import FRAME_COLUMNS, Codebook, Question, code_text
+from surveykit.report._question import (
+    FRAME_COLUMNS,
+    Question,
+    code_text,
+    questions_from_dict,
+    questions_to_dict,
+)
 
 SUFFIXES: Final = (".json", ".csv", ".xlsx")
 SHEET: Final = "codebook"
@@ -40,8 +51,8 @@ def _suffix(path: Path) -> str:
     return suffix
 
 
-def read_codebook(path: Path) -> Codebook:
-    """:meth:`Codebook.read`."""
+def read_codebook(path: Path) -> list[Question]:
+    """The questions of a codebook file (:meth:`Codebook.read`), in order."""
     suffix = _suffix(path)
     if suffix == ".json":
         try:
@@ -51,30 +62,31 @@ def read_codebook(path: Path) -> Codebook:
                 f"{path.name}: not JSON (line {exc.lineno}, column {exc.colno}: {exc.msg})"
             ) from None
         try:
-            return Codebook.from_dict(data)
+            return questions_from_dict(data)
         except CodebookError as exc:
             raise CodebookError(f"{path.name}: {exc}") from None
     rows = _csv_rows(path) if suffix == ".csv" else _xlsx_rows(path)
     try:
-        return codebook_from_rows(rows)
+        return questions_from_rows(rows)
     except CodebookError as exc:
         raise CodebookError(f"{path.name}: {exc}") from None
 
 
-def write_codebook(codebook: Codebook, path: Path) -> None:
-    """:meth:`Codebook.write`."""
+def write_codebook(questions: Iterable[Question], path: Path) -> None:
+    """Write a codebook's questions to ``path`` (:meth:`Codebook.write`), atomically."""
     suffix = _suffix(path)
+    questions = list(questions)
     with atomic_path(path) as temporary:
         if suffix == ".json":
-            text = json.dumps(codebook.to_dict(), ensure_ascii=False, indent=2)
+            text = json.dumps(questions_to_dict(questions), ensure_ascii=False, indent=2)
             temporary.write_text(text + "\n", encoding="utf-8")
         elif suffix == ".csv":
             with temporary.open("w", encoding="utf-8-sig", newline="") as handle:
                 writer = csv.writer(handle)
                 writer.writerow(FRAME_COLUMNS)
-                writer.writerows(_text_rows(codebook))
+                writer.writerows(_text_rows(questions))
         else:
-            _write_xlsx(codebook, temporary)
+            _write_xlsx(questions, temporary)
 
 
 # ----------------------------------------------------------------- writing
@@ -86,9 +98,9 @@ def _number(value: float | None) -> str:
     return str(int(value)) if value.is_integer() else repr(value)
 
 
-def _text_rows(codebook: Codebook) -> list[list[str]]:
+def _text_rows(questions: list[Question]) -> list[list[str]]:
     rows = []
-    for q in codebook.values():
+    for q in questions:
         head = [q.key, q.text, q.kind, _number(q.min), _number(q.max), q.separator]
         values = [(c, t, "") for c, t in q.labels.items()]
         values += [(c, t, "yes") for c, t in q.missing.items()]
@@ -97,7 +109,7 @@ def _text_rows(codebook: Codebook) -> list[list[str]]:
     return rows
 
 
-def _write_xlsx(codebook: Codebook, path: Path) -> None:
+def _write_xlsx(questions: list[Question], path: Path) -> None:
     from openpyxl.styles import Font
     from openpyxl.utils.exceptions import IllegalCharacterError
 
@@ -106,7 +118,7 @@ def _write_xlsx(codebook: Codebook, path: Path) -> None:
     sheet.append(list(FRAME_COLUMNS))
     for cell in sheet[1]:
         cell.font = Font(bold=True)
-    for number, row in enumerate(_text_rows(codebook), start=2):
+    for number, row in enumerate(_text_rows(questions), start=2):
         for column, value in enumerate(row, start=1):
             name = FRAME_COLUMNS[column - 1]
             try:
@@ -201,8 +213,8 @@ def _flag(value: str, number: int) -> bool:
     raise CodebookError(f"row {number} (missing): expected yes or no, got {value!r}")
 
 
-def codebook_from_rows(rows: list[list[str]]) -> Codebook:
-    """A codebook from spreadsheet rows of text (the header first)."""
+def questions_from_rows(rows: list[list[str]]) -> list[Question]:
+    """The questions of spreadsheet rows of text (the header first), in order."""
     columns = _header(rows)
     drafts: dict[str, _Draft] = {}
     for number, row in enumerate(rows[1:], start=2):
@@ -239,7 +251,7 @@ def codebook_from_rows(rows: list[list[str]]) -> Codebook:
             )
         draft.code_rows[code] = number
         (draft.missing if missing else draft.labels)[code] = label
-    return Codebook([_question(draft) for draft in drafts.values()])
+    return [_question(draft) for draft in drafts.values()]
 
 
 def _question(draft: _Draft) -> Question:

@@ -25,8 +25,9 @@ import pandas as pd
 
 from surveykit._util.atomic import atomic_path
 from surveykit.errors import ExportError
-from surveykit.report._codebook import CODED_KINDS, Codebook, Question, code_text
+from surveykit.report._codebook import Codebook
 from surveykit.report._label import _lookup, _raise_unknown
+from surveykit.report._question import CODED_KINDS, Question, code_text
 
 Target = Literal["spss", "stata"]
 

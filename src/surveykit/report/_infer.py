@@ -1,4 +1,8 @@
-"""A draft codebook from the answers: kind and scale, value labels, likely missing codes."""
+"""A draft codebook from the answers: kind and scale, value labels, likely missing codes.
+
+It gives the questions; :meth:`Codebook.infer <surveykit.report.Codebook.infer>` makes them
+a codebook.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +12,7 @@ from typing import Any, Final
 
 import pandas as pd
 
-from surveykit.report._codebook import Codebook, Question, code_text
+from surveykit.report._question import Question, code_text
 from surveykit.results import split_columns
 
 MAX_CHOICES: Final = 20
@@ -28,8 +32,8 @@ TEXT_MISSING: Final = {
 _DATE_TEXT: Final = r"\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})?)?"
 
 
-def infer_codebook(df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()) -> Codebook:
-    """Draft a codebook of the question columns of ``df`` (respondent fields are left out).
+def infer_questions(df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()) -> list[Question]:
+    """Draft the questions of the columns of ``df`` (respondent fields are left out).
 
     Rules, for each column (missing answers ignored):
 
@@ -50,7 +54,7 @@ def infer_codebook(df: pd.DataFrame, *, respondent_columns: Iterable[str] = ()) 
     _, questions = split_columns(
         [str(c) for c in df.columns], respondent_columns=list(respondent_columns)
     )
-    return Codebook([_infer(str(name), df[name]) for name in questions])
+    return [_infer(str(name), df[name]) for name in questions]
 
 
 def _infer(key: str, series: pd.Series) -> Question:

@@ -14,8 +14,9 @@ import numpy as np
 import pandas as pd
 
 from surveykit.errors import LabelError
-from surveykit.report._codebook import CODED_KINDS, Codebook, Question, code_text
+from surveykit.report._codebook import Codebook
 from surveykit.report._frozen import CoercedAnswers, RowReasons
+from surveykit.report._question import CODED_KINDS, Question, code_text
 
 Errors = Literal["raise", "coerce"]
 

@@ -7,6 +7,11 @@ import importlib as _importlib
 import typing as _typing
 
 if _typing.TYPE_CHECKING:
+    from surveykit.results._columns import (
+        DESIGN_COLUMNS,
+        RESPONDENT_COLUMNS,
+        is_respondent_column,
+    )
     from surveykit.results._common import ResultsNotice
     from surveykit.results._layouts import LAYOUTS
     from surveykit.results._parquet import results_to_parquet
@@ -14,13 +19,7 @@ if _typing.TYPE_CHECKING:
     from surveykit.results._source import FORMATS, sniff
     from surveykit.results._sync import SyncReport, sync_results
     from surveykit.results._tidy import split_columns, tidy_results
-    from surveykit.results._types import (
-        DESIGN_COLUMNS,
-        RESPONDENT_COLUMNS,
-        infer_type,
-        is_respondent_column,
-        results_dtypes,
-    )
+    from surveykit.results._types import infer_type, results_dtypes
     from surveykit.results._writers import write_results
 
 # Each name is imported from its module on first use (PEP 562), so that importing a
@@ -36,10 +35,10 @@ _LAZY: dict[str, str] = {
     "sync_results": "surveykit.results._sync",
     "split_columns": "surveykit.results._tidy",
     "tidy_results": "surveykit.results._tidy",
-    "DESIGN_COLUMNS": "surveykit.results._types",
-    "RESPONDENT_COLUMNS": "surveykit.results._types",
+    "DESIGN_COLUMNS": "surveykit.results._columns",
+    "RESPONDENT_COLUMNS": "surveykit.results._columns",
     "infer_type": "surveykit.results._types",
-    "is_respondent_column": "surveykit.results._types",
+    "is_respondent_column": "surveykit.results._columns",
     "results_dtypes": "surveykit.results._types",
     "write_results": "surveykit.results._writers",
 }

@@ -20,7 +20,20 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from surveykit.results import _types as t
+from surveykit.results._columns import (
+    ALWAYS_CATEGORY,
+    ALWAYS_TEXT,
+    CATEGORY_MAX_DISTINCT,
+    DATETIME_DTYPE,
+    FLOAT_RE,
+    STRING_DTYPE,
+    TEXT_SUFFIXES,
+    UTC,
+    Column,
+    ColumnPlan,
+    blank_to_null,
+    is_respondent_column,
+)
 
 #: At most this many rows: short columns (the rules look at every value in Python). Up to
 #: the inference sample (4,096 rows) the rules below are exactly the whole-column ones.
@@ -31,7 +44,7 @@ MIN_COLUMNS = 256
 GROUP_VALUES = 1 << 20
 
 _INT: Final = re.compile(r"-?[0-9]+")
-_FLOAT: Final = re.compile(t._FLOAT_RE.removeprefix("^").removesuffix("$"))
+_FLOAT: Final = re.compile(FLOAT_RE.removeprefix("^").removesuffix("$"))
 _INT64_MIN: Final = -(2**63)
 _INT64_MAX: Final = 2**63 - 1
 _BOOL_TEXT: Final = frozenset({"true", "false"})
@@ -56,9 +69,9 @@ def _maybe_datetime(v: str) -> bool:
 def _decide(name: str, values: list[str | None]) -> str:
     """The type of one short column, or ``"datetime?"`` when only a cast can tell."""
     low = name.lower()
-    if low in t._ALWAYS_CATEGORY:
+    if low in ALWAYS_CATEGORY:
         return "category"
-    if low in t._ALWAYS_TEXT or low.endswith(t._TEXT_SUFFIXES):
+    if low in ALWAYS_TEXT or low.endswith(TEXT_SUFFIXES):
         return "string"
     valid = [v for v in values if v is not None]
     if not valid:
@@ -79,14 +92,14 @@ def _decide(name: str, values: list[str | None]) -> str:
 
 def _category_or_string(name: str, valid: list[str]) -> str:
     distinct = len(set(valid))
-    if t.is_respondent_column(name) or distinct > t.CATEGORY_MAX_DISTINCT:
+    if is_respondent_column(name) or distinct > CATEGORY_MAX_DISTINCT:
         return "string"
     if distinct * 2 > len(valid):
         return "string"
     return "category"
 
 
-def _flat(columns: Sequence[t.Column]) -> pa.Array:
+def _flat(columns: Sequence[Column]) -> pa.Array:
     """Every column's values, one column after the other, as one ``large_string`` array."""
     pieces = list(
         chain.from_iterable(c.chunks if isinstance(c, pa.ChunkedArray) else (c,) for c in columns)
@@ -112,7 +125,7 @@ def _datetimes(flat: pa.Array, cols: list[int], n: int) -> list[int]:
     if not cols:
         return []
     try:
-        pc.cast(t.blank_to_null(_take(flat, cols, n)), t._UTC)
+        pc.cast(blank_to_null(_take(flat, cols, n)), UTC)
     except (pa.ArrowInvalid, pa.ArrowNotImplementedError):
         if len(cols) == 1:
             return []
@@ -127,7 +140,7 @@ def _slices(whole: Any, count: int, n: int) -> list[Any]:
 
 def _typed(kind: str, texts: pa.Array, count: int, n: int) -> list[Any]:
     """Pandas arrays of ``count`` columns of ``n`` rows whose texts follow each other."""
-    texts = t.blank_to_null(texts)
+    texts = blank_to_null(texts)
     if kind == "Int64":
         ints = pc.cast(texts, pa.int64())
         values = pc.fill_null(ints, 0).to_numpy(zero_copy_only=False).copy()
@@ -142,7 +155,7 @@ def _typed(kind: str, texts: pa.Array, count: int, n: int) -> list[Any]:
         floats = pc.cast(texts, pa.float64()).to_numpy(zero_copy_only=False).copy()
         return list(floats.reshape(count, n)) if count else []
     else:  # datetime
-        whole = pc.cast(texts, t._UTC).to_pandas().array.astype(t.DATETIME_DTYPE)
+        whole = pc.cast(texts, UTC).to_pandas().array.astype(DATETIME_DTYPE)
     return _slices(whole, count, n)
 
 
@@ -157,7 +170,7 @@ class _Categories:
         dtype = self.dtypes.get(cats)
         if dtype is None:
             text = pa.chunked_array([pa.array(cats, type=pa.large_string())])
-            index = pd.Index(pd.arrays.ArrowStringArray(text), dtype=t.STRING_DTYPE)
+            index = pd.Index(pd.arrays.ArrowStringArray(text), dtype=STRING_DTYPE)
             dtype = self.dtypes[cats] = pd.CategoricalDtype(index)
         rank = {v: i for i, v in enumerate(cats)}
         codes = np.array([-1 if v is None else rank[v] for v in values], dtype=np.int32)
@@ -165,13 +178,13 @@ class _Categories:
 
 
 def type_columns(
-    names: Sequence[str], columns: Sequence[t.Column], nrows: int, infer: bool
-) -> list[tuple[t.ColumnPlan, Any]]:
+    names: Sequence[str], columns: Sequence[Column], nrows: int, infer: bool
+) -> list[tuple[ColumnPlan, Any]]:
     """Plans and pandas arrays of short text columns, as ``_one_column`` would type them."""
     # In groups of columns, so that the values held in Python at once stay bounded.
     step = max(1, GROUP_VALUES // max(nrows, 1))
     categories = _Categories()
-    out: list[tuple[t.ColumnPlan, Any]] = []
+    out: list[tuple[ColumnPlan, Any]] = []
     for start in range(0, len(names), step):
         part = slice(start, start + step)
         out += _type_group(names[part], columns[part], nrows, infer, categories)
@@ -180,11 +193,11 @@ def type_columns(
 
 def _type_group(
     names: Sequence[str],
-    columns: Sequence[t.Column],
+    columns: Sequence[Column],
     nrows: int,
     infer: bool,
     categories: _Categories,
-) -> list[tuple[t.ColumnPlan, Any]]:
+) -> list[tuple[ColumnPlan, Any]]:
     n = nrows
     flat = _flat(columns)
     values: list[str | None] = flat.to_pylist()
@@ -213,5 +226,5 @@ def _type_group(
                 pd.arrays.ArrowStringArray(pa.chunked_array([flat.slice(j * n, n)])) for j in cols
             ]
         for j, array in zip(cols, arrays, strict=True):
-            out[j] = (t.ColumnPlan(names[j], kind, forced=False), array)  # type: ignore[arg-type]
+            out[j] = (ColumnPlan(names[j], kind, forced=False), array)  # type: ignore[arg-type]
     return out

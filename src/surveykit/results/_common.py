@@ -12,7 +12,7 @@ from typing import Any, Final
 import pyarrow as pa
 
 from surveykit.errors import ResultsParseError
-from surveykit.results._types import TypeName
+from surveykit.results._columns import TypeName
 
 
 @dataclass

@@ -16,9 +16,10 @@ import pyarrow as pa
 import pyarrow.csv as pacsv
 
 from surveykit.errors import ResultsParseError
+from surveykit.results._columns import TypeName
 from surveykit.results._common import RawChunk, check_shape, generated_names, line_of
 from surveykit.results._source import DELIMITERS, ChunkFile, Payload
-from surveykit.results._types import TypeName, reader_type
+from surveykit.results._types import reader_type
 
 _MAX_HEADER: Final = 16 << 20
 BLOCK_BYTES: Final = 4 << 20

@@ -17,9 +17,9 @@ import orjson
 import pyarrow as pa
 import pyarrow.csv as pacsv
 
+from surveykit.results._columns import is_respondent_column
 from surveykit.results._source import DELIMITERS
-from surveykit.results._types import _ILLEGAL_XML_RE, is_respondent_column
-from surveykit.results.xml._names import encode_name
+from surveykit.results.xml._names import ILLEGAL_XML_RE, encode_name
 
 _DELIMITED: Final = frozenset(DELIMITERS)
 #: Layout name -> the formats it changes (every other format is written as documented).
@@ -122,7 +122,7 @@ def _xml(chunks: Rows, layout: str) -> Iterator[bytes]:
         for row in zip(*cols, strict=True):
             attrs, fields, flagged = [], [], []
             for tag, value in zip(tags, row, strict=True):
-                if value is not None and _ILLEGAL_XML_RE.search(value):
+                if value is not None and ILLEGAL_XML_RE.search(value):
                     flagged.append(tag)
                     encoded = base64.b64encode(value.encode()).decode()
                     fields.append(f"<{tag}>{encoded}</{tag}>")

@@ -9,6 +9,7 @@ import pandas as pd
 import pyarrow as pa
 
 from surveykit.errors import ResultsParseError
+from surveykit.results._columns import ColumnPlan, TypeName
 from surveykit.results._common import RawChunk, column_names
 from surveykit.results._csv import Predictor, iter_csv
 from surveykit.results._json import iter_json
@@ -21,13 +22,7 @@ from surveykit.results._source import (
     normalize_format,
     sniff,
 )
-from surveykit.results._types import (
-    ColumnPlan,
-    TypeName,
-    build_frame,
-    check_names,
-    predict_types,
-)
+from surveykit.results._types import build_frame, check_names, predict_types
 
 
 @overload

@@ -8,8 +8,8 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from surveykit.results._columns import STRING_DTYPE, is_respondent_column
 from surveykit.results._text import to_text
-from surveykit.results._types import STRING_DTYPE, is_respondent_column
 
 
 def split_columns(

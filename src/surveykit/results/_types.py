@@ -2,7 +2,8 @@
 
 Every reader first produces one pyarrow string array per column (``null`` = missing,
 ``""`` = empty string); :func:`build_frame` then types the columns the same way whatever
-the format (by the rules below, or in bulk for wide, short payloads: ``_bulk.py``), in a
+the format (by the rules below, or in bulk for wide, short payloads: ``_bulk.py``; the
+names, spellings and types both share are ``_columns.py``), in a
 thread pool for long columns, names the first value that breaks a given or predicted
 type, and builds the one DataFrame; so CSV, PIPE, TAB, XML and JSON give equal
 DataFrames. Writers do the reverse with ``_text.to_text``.
@@ -15,8 +16,7 @@ import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeAlias
+from typing import Any, Final
 
 import numpy as np
 import pandas as pd
@@ -24,82 +24,30 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from surveykit.errors import ResultsParseError
-
-TypeName = Literal["string", "Int64", "float64", "boolean", "datetime", "category"]
-
-TYPE_NAMES: Final[tuple[TypeName, ...]] = (
-    "string",
-    "Int64",
-    "float64",
-    "boolean",
-    "datetime",
-    "category",
+from surveykit.results import _bulk
+from surveykit.results._columns import (
+    ALWAYS_CATEGORY,
+    ALWAYS_TEXT,
+    CATEGORY_MAX_DISTINCT,
+    DATETIME_DTYPE,
+    FLOAT_RE,
+    STRING_DTYPE,
+    TEXT_SUFFIXES,
+    TYPE_NAMES,
+    UTC,
+    Column,
+    ColumnPlan,
+    TypeName,
+    blank_to_null,
+    is_respondent_column,
 )
 
-#: The pandas dtype of text: pyarrow-backed, with ``pd.NA`` for missing.
-STRING_DTYPE: Final = pd.StringDtype("pyarrow")
-#: The pandas dtype of timestamps: UTC, microseconds.
-DATETIME_DTYPE: Final = pd.DatetimeTZDtype("us", "UTC")
-
-#: Respondent fields of the results layout, in their documented order.
-RESPONDENT_COLUMNS: Final[tuple[str, ...]] = (
-    "respondentId",
-    "surveyReference",
-    "title",
-    "firstName",
-    "lastName",
-    "mobileNumber",
-    "emailAddress",
-    "channel",
-    "invited",
-    "started",
-    "completed",
-    "sortOrder",
-)
-#: Sample design fields a panel's results carry after the respondent fields: the stratum,
-#: the primary sampling unit (a household) and the base weight (the inverse of the
-#: selection probability), as the sandbox's generated ``design=True`` surveys give them
-#: (``sk.Design(df, weights="baseWeight", strata="region", psu="household")``). They are
-#: respondent fields, never questions.
-DESIGN_COLUMNS: Final[tuple[str, ...]] = ("region", "household", "baseWeight")
-_RESPONDENT_LOWER: Final = frozenset(c.lower() for c in (*RESPONDENT_COLUMNS, *DESIGN_COLUMNS))
-# Fields that are text whatever they look like (ids, numbers with meaning, names).
-_ALWAYS_TEXT: Final = frozenset(
-    c.lower()
-    for c in (
-        "respondentId",
-        "surveyReference",
-        "title",
-        "firstName",
-        "lastName",
-        "mobileNumber",
-        "emailAddress",
-        "household",  # the design's PSU: an id, never a number that could round
-    )
-)
-_ALWAYS_CATEGORY: Final = frozenset({"channel"})
-_TEXT_SUFFIXES: Final = ("id", "number", "reference", "phone", "code")
-
-# Largest number of distinct values for a question column to become a category.
-CATEGORY_MAX_DISTINCT: Final = 64
 _SAMPLE: Final = 4096
-
-_FLOAT_RE: Final = r"^-?(([0-9]+\.[0-9]+)|([0-9](\.[0-9]+)?e[+-][0-9]{2,3})|inf)$"
-
-
-def is_respondent_column(name: str) -> bool:
-    """Tell a respondent column from a question column.
-
-    The rule: a column is a respondent column when its name is one of
-    :data:`RESPONDENT_COLUMNS` or :data:`DESIGN_COLUMNS`, compared without regard to
-    letter case. Every other column is a question (keyed by the question key, e.g. ``Q1``).
-    """
-    return name.lower() in _RESPONDENT_LOWER
 
 
 def _is_text_name(name: str) -> bool:
     low = name.lower()
-    return low in _ALWAYS_TEXT or low.endswith(_TEXT_SUFFIXES)
+    return low in ALWAYS_TEXT or low.endswith(TEXT_SUFFIXES)
 
 
 def normalize_type_name(value: Any) -> TypeName:
@@ -158,20 +106,6 @@ def results_dtypes(df: pd.DataFrame) -> dict[str, TypeName]:
 
 # --------------------------------------------------------------------------- inference
 
-Column: TypeAlias = "pa.Array | pa.ChunkedArray"
-
-
-@dataclass(frozen=True)
-class ColumnPlan:
-    """The decided type of one column (kept across chunks)."""
-
-    name: str
-    type: TypeName
-    forced: bool  # given by the caller: a value that does not fit is an error
-
-
-_UTC: Final = pa.timestamp("us", tz="UTC")
-
 
 def _all_true(mask: Column) -> bool:
     return pc.all(mask, min_count=0).as_py() is not False
@@ -227,7 +161,7 @@ def _parse_bool(arr: Column) -> Any:
 
 def _float_values(arr: Column) -> list[float] | None:
     """The distinct values, if every text is exactly the writer's text of a float."""
-    if not _all_true(pc.match_substring_regex(arr, _FLOAT_RE)):
+    if not _all_true(pc.match_substring_regex(arr, FLOAT_RE)):
         return None
     values = []
     for text in pc.unique(arr).to_pylist():
@@ -250,7 +184,7 @@ def _parse_float(arr: Column) -> Any:
 
 
 def _parse_datetime(arr: Column) -> Any:
-    return _cast(arr, _UTC)
+    return _cast(arr, UTC)
 
 
 _PARSERS: Final = {
@@ -270,18 +204,6 @@ def _parser(plan: ColumnPlan) -> Callable[[Column], Any]:
     if plan.forced and plan.type == "float64":
         return _parse_given_float
     return _PARSERS[plan.type]
-
-
-def blank_to_null(arr: Column) -> Any:
-    """The column with its empty strings missing.
-
-    In a typed column an empty value is missing, whatever the format (an XML service
-    may write ``<Q1/>`` for no answer).
-    """
-    empty = pc.equal(arr, "")
-    if not pc.any(empty).as_py():
-        return arr
-    return pc.if_else(empty, pa.scalar(None, arr.type), arr)
 
 
 def _blanks_may_hide_a_type(arr: Column, head: list[str]) -> bool:
@@ -325,7 +247,7 @@ _HEAD: Final = 64
 
 
 _INT_TEXT: Final = re.compile(r"-?[0-9]+")
-_FLOAT_TEXT: Final = re.compile(_FLOAT_RE)
+_FLOAT_TEXT: Final = re.compile(FLOAT_RE)
 # A necessary condition per kind, on one value (pyarrow's ISO 8601 parser needs YYYY-MM-DD).
 _QUICK: Final[dict[str, Callable[[str], bool]]] = {
     "boolean": lambda v: v in ("true", "false"),
@@ -392,7 +314,7 @@ def reader_type(kind: TypeName) -> pa.DataType:
     fails the read, and the caller reads text instead); categories and integers are
     dictionary-encoded text, checked on the whole column afterwards.
     """
-    return {"boolean": pa.bool_(), "datetime": _UTC}.get(kind, _DICTIONARY)
+    return {"boolean": pa.bool_(), "datetime": UTC}.get(kind, _DICTIONARY)
 
 
 def predict_types(
@@ -431,7 +353,7 @@ def predict_types(
 
 
 def _is_always_category(name: str) -> bool:
-    return name.lower() in _ALWAYS_CATEGORY
+    return name.lower() in ALWAYS_CATEGORY
 
 
 def _from_reader(name: str, arr: Column, kind: TypeName) -> tuple[ColumnPlan, Any] | None:
@@ -521,9 +443,6 @@ def _pandas(kind: TypeName, arr: Any, typed: Any) -> Any:
     return typed.to_pandas().array.astype(DATETIME_DTYPE)
 
 
-_ILLEGAL_XML_RE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
-
-
 # --------------------------------------------------------------------------- frames
 
 
@@ -566,7 +485,7 @@ def _one_column(
 
 def _typed_nulls(kind: str, n: int) -> Any:
     target = {"boolean": pa.bool_(), "Int64": pa.int64(), "float64": pa.float64()}
-    return pa.chunked_array([pa.nulls(n, target.get(kind, _UTC))])
+    return pa.chunked_array([pa.nulls(n, target.get(kind, UTC))])
 
 
 def _first_failure(arr: Column, parse: Callable[[Column], Any]) -> int:
@@ -631,8 +550,6 @@ def build_frame(
 
     def one(job: tuple[Any, ...]) -> tuple[ColumnPlan, Any]:
         return _one_column(job[0], job[1], job[2], job[3], infer, format, first_record, job[4])
-
-    from surveykit.results import _bulk
 
     free = [j for j, job in enumerate(jobs) if job[2] is None and job[3] is None and job[4] is None]
     if nrows <= _bulk.MAX_ROWS and len(free) >= _bulk.MIN_COLUMNS:

@@ -22,8 +22,7 @@ import pyarrow.csv as pacsv
 from surveykit.results._layouts import applies, check_layout, write_layout
 from surveykit.results._source import DELIMITERS, normalize_format
 from surveykit.results._text import to_text
-from surveykit.results._types import _ILLEGAL_XML_RE
-from surveykit.results.xml._names import encode_name
+from surveykit.results.xml._names import ILLEGAL_XML_RE, encode_name
 
 _ILLEGAL_RE2: Final = r"[\x00-\x08\x0b\x0c\x0e-\x1f\x{fffe}\x{ffff}]"
 _XML_DECL: Final = b'<?xml version="1.0" encoding="UTF-8"?>\n'
@@ -57,7 +56,7 @@ def _check_names(columns: pd.Index) -> list[str]:
     for name in names:
         if not isinstance(name, str) or not name:
             raise ValueError(f"column names must be non-empty strings, got {name!r}")
-        if _ILLEGAL_XML_RE.search(name):
+        if ILLEGAL_XML_RE.search(name):
             raise ValueError(f"column name {name!r} holds a control character")
     if len(set(names)) != len(names):
         raise ValueError(f"duplicate column names: {names!r}")

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from surveykit import analysis
+from surveykit import analysis, plots
 from surveykit.batch import OUTCOMES, BatchInterrupted, preview_batch, send_batch
 from surveykit.errors import ValidationError
 from surveykit.optouts import as_opt_outs
@@ -144,8 +144,6 @@ class ResultsExplorer(_Displayable):
         With no results (or no answers to the question) the chart is hidden and
         ``.empty`` says why, instead of an empty image the browser draws as broken.
         """
-        from surveykit import plots
-
         funnel = analysis.response_funnel(self.frame) if len(self.frame) else None
         stages: dict[str, int] = (
             {str(k): int(v) for k, v in zip(funnel["stage"], funnel["respondents"], strict=True)}

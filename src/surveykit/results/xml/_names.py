@@ -22,6 +22,9 @@ _CHAR: Final = _START + r"\-.0-9\u00b7\u0300-\u036f\u203f-\u2040"
 _NCNAME: Final = re.compile(f"[{_START}][{_CHAR}]*")
 _START_RE: Final = re.compile(f"[{_START}]")
 _CHAR_RE: Final = re.compile(f"[{_CHAR}]")
+ILLEGAL_XML_RE: Final = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+"""Characters no XML 1.0 document can hold, escaped or not: a writer base64-encodes such a
+value (``_layouts``) and refuses such a column name (``_writers``)."""
 _RESERVED: Final = frozenset({"Results", "Result", "Columns", "Column"})
 _ESCAPE: Final = re.compile(r"_x([0-9A-Fa-f]{4}|[0-9A-Fa-f]{8})_")
 

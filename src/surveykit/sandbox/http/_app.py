@@ -11,7 +11,6 @@ summary (``journal("refused")``). Nothing is started at import or on lifespan ev
 from __future__ import annotations
 
 import threading
-from collections.abc import AsyncIterable, AsyncIterator
 from typing import TYPE_CHECKING, Any, Final
 
 import anyio
@@ -24,6 +23,7 @@ from starlette.routing import Match, Route
 from starlette.types import Message, Receive, Scope, Send
 
 from surveykit.sandbox.http import _control, _control_respondents, _openapi, _routes
+from surveykit.sandbox.http._streams import StreamAborted
 from surveykit.sandbox.http._wire import MAX_BODY, loads_json
 from surveykit.sandbox.state import Fault, SandboxState
 from surveykit.sandbox.state._errors import problem_body
@@ -54,29 +54,6 @@ async def _problem(request: Request, exc: Exception) -> Response:
 
 async def _openapi_route(request: Request) -> Response:
     return JSONResponse(_openapi.document())
-
-
-class StreamAborted(Exception):
-    """A streamed answer stopped because the server is shutting down (its socket is cut)."""
-
-
-async def stop_on_shutdown(
-    chunks: AsyncIterable[Any], stopping: threading.Event
-) -> AsyncIterator[Any]:
-    """Pass a streamed body on, and stop at the first chunk after ``stopping`` is set.
-
-    Cancellation (the client disconnected, or uvicorn cut the connection) ends it too; the
-    chunk being computed in a worker thread is the last one.
-    """
-    try:
-        async for chunk in chunks:
-            if stopping.is_set():
-                raise StreamAborted("the sandbox is shutting down")
-            yield chunk
-    finally:
-        aclose = getattr(chunks, "aclose", None)
-        if aclose is not None:
-            await aclose()
 
 
 class DroppedConnection(Exception):

@@ -23,6 +23,7 @@ from starlette.responses import StreamingResponse
 
 from surveykit.models import ResultsRequest
 from surveykit.results import DESIGN_COLUMNS, RESPONDENT_COLUMNS, write_results
+from surveykit.sandbox.generator import generate_results
 from surveykit.sandbox.state import SandboxState
 from surveykit.sandbox.state._records import Respondent, Survey, iso
 
@@ -96,8 +97,6 @@ def _frame(rows: list[list[str | None]], columns: Sequence[str]) -> pd.DataFrame
 def _generated(
     survey: Survey, columns: Sequence[str], since: datetime | None, min_answered: int
 ) -> Iterator[pd.DataFrame]:
-    from surveykit.sandbox.generator import generate_results
-
     for chunk in generate_results(
         survey.generated_rows,
         seed=survey.generated_seed,

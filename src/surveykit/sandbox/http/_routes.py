@@ -23,6 +23,7 @@ from surveykit.models import (
     SendRequest,
     UrlRequest,
 )
+from surveykit.sandbox.http._streams import stop_on_shutdown
 from surveykit.sandbox.http._wire import read_body, render, render_error, xml_booleans
 from surveykit.sandbox.state import MAX_LINKS, SandboxState, User
 from surveykit.sandbox.state._errors import (
@@ -289,8 +290,7 @@ async def list_keywords(request: Request) -> Response:
 @api
 async def get_results(request: Request) -> Response:
     """POST /v3.2/Survey/GetResults (streamed)."""
-    from surveykit.sandbox.http._app import stop_on_shutdown
-    from surveykit.sandbox.http._results import results_response
+    from surveykit.sandbox.http._results import results_response  # pandas
 
     raw = _xml_scalars(request, await read_body(request, xml=True))
     data = fold(raw, RESULTS_FIELDS, "ResultsRequestModel")
