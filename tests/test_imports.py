@@ -17,7 +17,7 @@ of their second) and build the graph of imports between surveykit's modules:
 :func:`test_no_import_cycle_between_modules` finds the strongly connected components of
 that graph: two modules that import each other, however indirectly and even inside a
 function, are one concept split in two or a lower module waiting to be drawn out
-(``docs/architecture.md``). :data:`KNOWN_CYCLES` holds the one that another change removes.
+(``docs/architecture.md``).
 
 :func:`test_function_level_imports_guard_something_heavy` holds the rule for an import
 inside a function: it is there to defer a heavy third-party package (:data:`HEAVY`) that the
@@ -64,20 +64,6 @@ LOADS: dict[str, frozenset[str]] = {
 }
 """The heavy packages each heavy package loads itself (``python -c 'import pandas'`` and a
 look at ``sys.modules``): a module that imports pandas has numpy already."""
-
-KNOWN_CYCLES: set[frozenset[str]] = {
-    # analysis: the replicate designs and the design are being separated on their own branch;
-    # remove this entry when that lands (the second assertion fails until it is removed).
-    frozenset({"surveykit.analysis._design", "surveykit.analysis._replicates"}),
-}
-"""Cycles known and being removed elsewhere: subtracted, and each must still be a cycle."""
-
-KNOWN_UNGUARDED: set[tuple[str, str]] = {
-    # the function-level half of the known cycle above: it goes with it
-    ("surveykit.analysis._design", "surveykit.analysis._replicates"),
-}
-"""(module, target) of function-level imports known to defer nothing, removed elsewhere."""
-
 
 @dataclass(frozen=True)
 class Import:
@@ -306,21 +292,11 @@ def unguarded(modules: Mapping[str, Module]) -> list[str]:
 def test_no_import_cycle_between_modules() -> None:
     modules = read_src()
     assert len(modules) > 200  # the walk reads the whole tree
-    found = cycles(graph(modules))
-    assert [sorted(c) for c in found if c not in KNOWN_CYCLES] == []
-    assert [sorted(c) for c in KNOWN_CYCLES if c not in found] == []  # fixed: remove it
-
-
-def _pair(problem: str) -> tuple[str, str]:
-    where, _, target = problem.partition(" imports ")
-    return where.partition(":")[0], target
+    assert [sorted(c) for c in cycles(graph(modules))] == []
 
 
 def test_function_level_imports_guard_something_heavy() -> None:
-    problems = unguarded(read_src())
-    assert [p for p in problems if _pair(p) not in KNOWN_UNGUARDED] == []
-    found = {_pair(p) for p in problems}
-    assert sorted(KNOWN_UNGUARDED - found) == []  # fixed: remove it from KNOWN_UNGUARDED
+    assert unguarded(read_src()) == []
 
 
 # ---------------------------------------------------------------------------------- the checks
