@@ -69,3 +69,14 @@ def test_means_by_cells_equal_means_by_influence_values(zero_weights: bool, fpc:
     expected_dof = reliability.domain_codes_degrees_of_freedom(general, slow.domains, 5)
     np.testing.assert_array_equal(fast.domain_dof, expected_dof)
     assert np.isnan(fast.estimate[4, 0]) and fast.n[4] == 0  # the empty group
+
+
+def test_means_by_cells_only_where_their_tables_are_short() -> None:
+    """Without PSUs every row is one: the cells' tables would outgrow the rows, so the
+    general path runs (same figures); with a few PSUs per domain the cells' path runs."""
+    df = _frame(False)
+    y, ids = df["y"].to_numpy(), df["g"].to_numpy().astype(np.int64)
+    no_psu = _domains.means(sk.Design(df, weights="w"), y, ids, 5)
+    clustered = _domains.means(sk.Design(df, weights="w", psu="psu"), y, ids, 5)
+    # 900 PSUs x 6 cells > 2 per row; about 70 PSUs x 6 cells < 2 per row
+    assert no_psu.domain_dof is None and clustered.domain_dof is not None

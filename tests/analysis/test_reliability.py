@@ -338,3 +338,26 @@ def test_domain_degrees_of_freedom_of_codes_and_of_ids_agree_with_pandas(
     means = analysis.means(design, "y", by="g")
     few = means["flag_reason"].str.contains("degrees of freedom").tolist()
     assert few == (expected < 8).tolist() == [False] * 6 + [True]
+
+
+def test_domain_degrees_of_freedom_without_psus_count_rows_less_strata() -> None:
+    """Every row its own PSU: a domain's degrees of freedom are its counted rows less the
+    strata they fall in (pandas), whichever entry point reads them."""
+    rng = np.random.default_rng(4)
+    rows = 300
+    df = pd.DataFrame(
+        {
+            "stratum": rng.integers(0, 4, rows),
+            "w": np.where(rng.random(rows) < 0.25, 0.0, 1.5),
+            "g": rng.integers(0, 5, rows),
+            "y": np.where(rng.random(rows) < 0.2, np.nan, 1.0),
+        }
+    )
+    design = sk.Design(df, weights="w", strata="stratum")
+    answered = df["y"].notna().to_numpy()
+    counted = df[answered & (df["w"] != 0).to_numpy()]
+    expected = (counted.groupby("g").size() - counted.groupby("g")["stratum"].nunique()).tolist()
+    codes = np.where(answered, df["g"], 5).astype(np.int64)
+    ids = np.where(answered, df["g"], -1).astype(np.int64)
+    assert reliability.domain_codes_degrees_of_freedom(design, codes, 5).tolist() == expected
+    assert reliability.domain_degrees_of_freedom(design, ids, 5).tolist() == expected

@@ -57,6 +57,8 @@ from surveykit.analysis._variance import (
     _stratified,
     _Structure,
     _structure,
+    by_rows,
+    rows_are_psus,
 )
 from surveykit.errors import AnalysisInputError
 
@@ -374,13 +376,39 @@ class Design:
 
     def vcov(self, influence: Influence) -> FloatArray:
         """The variance matrix of the totals of ``influence`` (``k x k``)."""
-        return self.covariance(self.psu_totals(influence))
+        x = self._residualised(influence)
+        if rows_are_psus(self._structure):
+            found = by_rows(x, self._structure)
+            if found is not None:
+                return found
+        return self.covariance(self._psu_sums(x))
+
+    def variances(self, influence: Influence) -> tuple[FloatArray, Callable[[], FloatArray]]:
+        """The variances of the totals of ``influence`` (``k``), and their matrix on demand.
+
+        The function returned makes the variance matrix (``k x k``). Estimates by many
+        domains need only the variances; a comparison reads the matrix.
+        """
+        x = self._residualised(influence)
+        s = self._structure
+        if rows_are_psus(s):  # no PSU totals (a rows x k matrix): sums over rows
+            found = by_rows(x, s, diagonal=True)
+            if found is not None:
+                return found, lambda: self.vcov(influence)
+        z = self._psu_sums(x)
+        return self.covariance(z, diagonal=True), lambda: self.covariance(z)
 
     def psu_totals(self, influence: Influence) -> FloatArray:
         """The PSU totals of ``influence`` (PSUs x k), after the calibration's residuals."""
+        return self._psu_sums(self._residualised(influence))
+
+    def _residualised(self, influence: Influence) -> Influence:
         x = influence
         for step in self._steps:
             x = _residuals(x, step)
+        return x
+
+    def _psu_sums(self, x: Influence) -> FloatArray:
         s = self._structure
         return x.sums(Basis.one_hot(s.psu, len(s.psu_stratum)))
 
@@ -619,6 +647,10 @@ class ReplicateDesign(Design):
     def vcov(self, influence: Influence) -> FloatArray:
         """Not defined: a replicate design's variances come from re-estimating."""
         return self.psu_totals(influence)
+
+    def variances(self, influence: Influence) -> tuple[FloatArray, Callable[[], FloatArray]]:
+        """Not defined: a replicate design's variances come from re-estimating."""
+        return self.psu_totals(influence), lambda: self.psu_totals(influence)
 
     def psu_totals(self, influence: Influence) -> FloatArray:
         """Not defined: a replicate design's variances come from re-estimating."""

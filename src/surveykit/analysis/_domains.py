@@ -49,8 +49,8 @@ class DomainFigures:
         sum_w: their weights' sum per group.
         count: the weighted count per cell (proportions), or the estimate's numerator.
         domains: per row its domain (group and answered), ``groups`` for none, when the
-            estimator made them (their degrees of freedom need no new pass); for one group
-            a mask of the rows in none; else None.
+            estimator made them (their degrees of freedom need no new pass); :func:`means`
+            of one group gives a mask of the rows in none instead; else None.
         respondents: per (group, answer) the respondents of non-zero weight, from
             :func:`proportions`; else None.
         domain_dof: each domain's degrees of freedom (its PSUs less its strata), when the
@@ -124,9 +124,8 @@ def _variance(
     if isinstance(design, ReplicateDesign):
         vcov = design.replicate_vcov(statistic, np.ravel(estimate))
         return lambda: vcov, np.clip(np.diag(vcov), 0.0, None)
-    z = design.psu_totals(influence())
-    variance = design.covariance(z, diagonal=True)
-    return lambda: design.covariance(z), np.clip(variance, 0.0, None)
+    variance, covariance = design.variances(influence())
+    return covariance, np.clip(variance, 0.0, None)
 
 
 def _padded(values: FloatArray, fill: float) -> FloatArray:
@@ -182,7 +181,7 @@ def means(
             missing = codes == groups
     some_missing = bool(missing.any())
     y0 = np.where(missing, 0.0, y) if some_missing else y
-    if groups > 1 and not isinstance(design, ReplicateDesign) and not design.calibrated:
+    if groups > 1 and _by_cells(design, groups, len(y)):
         return _cell_means(design, y0, codes, groups)
     wy: FloatArray | None = None
     if groups == 1:  # sums over the domain are dot products with the weights 0 outside it
@@ -240,6 +239,23 @@ def means(
         count=totals[:, None],
         domains=missing if groups == 1 else codes,
     )
+
+
+CELLS_PER_ROW = 2
+""":func:`_cell_means` is taken while its tables have at most this many cells per row."""
+
+
+def _by_cells(design: Design, groups: int, rows: int) -> bool:
+    """Whether means by ``groups`` domains take :func:`_cell_means`.
+
+    Only a design neither calibrated nor replicated has a variance that is a sum over
+    (PSU, domain) cells, and the tables of those cells are cheaper than passes over the
+    rows only while they are not much longer than the rows (a design without PSUs has one
+    per row: there the influence values' single table is the cheaper way).
+    """
+    if isinstance(design, ReplicateDesign) or design.calibrated:
+        return False
+    return len(design.structure.psu_stratum) * (groups + 1) <= CELLS_PER_ROW * rows
 
 
 def _cell_means(design: Design, y0: FloatArray, codes: IntArray, groups: int) -> DomainFigures:

@@ -41,7 +41,7 @@ import numpy.typing as npt
 
 from surveykit.analysis._design import Design, ReplicateDesign
 from surveykit.analysis._inputs import FloatArray, IntArray
-from surveykit.analysis._variance import stratum_sums
+from surveykit.analysis._variance import rows_are_psus, stratum_sums
 
 UNRELIABLE = "unreliable"
 REVIEW = "review"
@@ -271,6 +271,8 @@ def domain_codes_degrees_of_freedom(
     if codes.dtype == np.bool_:
         return _one_domain_dof(design, np.logical_not(codes))
     structure = design.structure
+    if rows_are_psus(structure):  # a (group, PSU) pair is a counted row
+        return _rows_dof(design, np.asarray(codes, dtype=np.int64), groups)
     n_psus = len(structure.psu_stratum)
     # the (group, PSU) pairs with a counted row, in one pass over the rows when the table
     # of pairs is small, else by sorting; strata follow from the PSUs
@@ -298,6 +300,20 @@ def cells_degrees_of_freedom(design: Design, present: npt.NDArray[np.bool_]) -> 
     psus = present.sum(axis=0)
     strata = (stratum_sums(present.astype(np.float64), structure) > 0).sum(axis=0)
     return np.asarray(psus - strata, dtype=np.float64)
+
+
+def _rows_dof(design: Design, codes: IntArray, groups: int) -> FloatArray:
+    """:func:`domain_codes_degrees_of_freedom` when every PSU is one row."""
+    s = design.structure
+    n_strata = len(s.n_psu)
+    counted = codes < groups
+    if not design.all_positive:
+        counted &= design.weights_array != 0
+    group = codes[counted]
+    psus = np.bincount(group, minlength=groups)
+    keys = group * n_strata + s.strata[counted]
+    seen = np.bincount(keys, minlength=groups * n_strata).reshape(groups, n_strata) > 0
+    return np.asarray(psus - seen.sum(axis=1), dtype=np.float64)
 
 
 def _one_domain_dof(design: Design, inside: npt.NDArray[np.bool_]) -> FloatArray:

@@ -29,6 +29,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import pandas as pd
 
 from surveykit.analysis._influence import Basis, FloatArray, Influence, IntArray, cross_sums
@@ -178,24 +179,89 @@ def _fraction(
 
 def _stratified(z: FloatArray, s: _Structure, *, diagonal: bool = False) -> FloatArray:
     """R's ``onestage`` over PSU totals ``z`` (PSUs x k); its diagonal alone if asked."""
-    h = len(s.n_psu)
     n_h = s.n_psu.astype(np.float64)
     means = stratum_sums(z, s) / np.maximum(n_h, 1.0)[:, None]
     centred = z - means[s.psu_stratum]
-    lonely = n_h == 1
-    if s.lonely == "adjust" and lonely.any():
-        # R leaves a lonely PSU uncentred: it deviates from the overall mean (0) instead.
-        uncentred = lonely[s.psu_stratum]
-        centred[uncentred] = z[uncentred]
+    uncentred = _uncentred(s)
+    if uncentred.any():
+        centred[uncentred[s.psu_stratum]] = z[uncentred[s.psu_stratum]]
+    weighted = centred * _scales(s)[s.psu_stratum][:, None]
+    if diagonal:
+        return np.asarray(np.einsum("pk,pk->k", weighted, centred), dtype=np.float64)
+    return np.asarray(weighted.T @ centred, dtype=np.float64)
+
+
+def _uncentred(s: _Structure) -> npt.NDArray[np.bool_]:
+    """Per stratum whether its PSUs stay uncentred.
+
+    R leaves a lonely PSU under ``"adjust"`` deviating from the overall mean (0) instead of
+    its stratum's.
+    """
+    lonely = s.n_psu == 1
+    return lonely if s.lonely == "adjust" else np.zeros_like(lonely)
+
+
+def _scales(s: _Structure) -> FloatArray:
+    """Per stratum the factor of its centred squares: ``(1 - f) n / (n - 1)`` (R's)."""
+    h = len(s.n_psu)
+    n_h = s.n_psu.astype(np.float64)
     finite = 1.0 - s.fraction
     scale = np.where(n_h > 1, finite * n_h / np.maximum(n_h - 1, 1.0), finite)
     scale = np.where(finite < 1e-7, 0.0, scale)
     if s.lonely == "none":
         scale = np.full(h, np.nan)
-    weighted = centred * scale[s.psu_stratum][:, None]
+    return np.asarray(scale, dtype=np.float64)
+
+
+def rows_are_psus(s: _Structure) -> bool:
+    """Whether every PSU is one row (a design without ``psu=``)."""
+    return len(s.psu_stratum) == len(s.psu)
+
+
+def by_rows(x: Influence, s: _Structure, *, diagonal: bool = False) -> FloatArray | None:
+    """:func:`_stratified` of the totals of ``x`` when every PSU is one row, or None.
+
+    Then the PSU totals are the rows' own influence values, a rows x k matrix (720 MB for
+    a million rows and 90 domains) that is never made here. This handles influence values
+    of one term ``r_i`` on one-hot codes ``c_i`` (estimates by domain of a design not
+    calibrated; None for anything else). Per stratum h with mean ``m`` (a k-vector) and
+    ``S_d = sum over rows of code d of (r_i - m_d)``, ``C_d`` those rows:
+
+        V_dd = sum_{c_i = d} (r_i - m_d)^2 + (n_h - C_d) m_d^2
+        V_de = -m_e S_d - m_d S_e + (n_h - C_d - C_e) m_d m_e       (d != e)
+
+    centred in two passes as R's, so a variance of 0 stays 0 to rounding.
+    """
+    if len(x.terms) != 1 or x.terms[0].coef is not None:
+        return None
+    term = x.terms[0]
+    codes, k = term.basis.codes, x.k
+    if codes is None:
+        return None
+    h = len(s.n_psu)
+    n_h = s.n_psu.astype(np.float64)
+    cell = s.strata * (k + 1) + codes
+
+    def table(values: FloatArray | None) -> FloatArray:
+        sums = np.bincount(cell, weights=values, minlength=h * (k + 1)).reshape(h, k + 1)
+        return np.asarray(sums[:, :k], dtype=np.float64)
+
+    totals, rows = table(term.row), table(None)
+    means = np.where(_uncentred(s)[:, None], 0.0, totals / np.maximum(n_h, 1.0)[:, None])
+    deviation = term.row - np.append(means, np.zeros((h, 1)), axis=1).ravel()[cell]
+    scale = _scales(s)
+    squares = table(deviation * deviation) + (n_h[:, None] - rows) * means**2
+    variances = np.asarray(scale @ squares, dtype=np.float64)
     if diagonal:
-        return np.asarray(np.einsum("pk,pk->k", weighted, centred), dtype=np.float64)
-    return np.asarray(weighted.T @ centred, dtype=np.float64)
+        return variances
+    sums = totals - rows * means
+    scaled_means = means * scale[:, None]
+    counted = rows * means
+    out = -(sums.T @ scaled_means) - (scaled_means.T @ sums)
+    out += (means * (scale * n_h)[:, None]).T @ means
+    out -= counted.T @ scaled_means + scaled_means.T @ counted
+    np.fill_diagonal(out, variances)
+    return np.asarray(out, dtype=np.float64)
 
 
 def stratum_sums(z: FloatArray, s: _Structure) -> FloatArray:
