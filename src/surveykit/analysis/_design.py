@@ -57,6 +57,7 @@ from surveykit.analysis._variance import (
     _stratified,
     _Structure,
     _structure,
+    by_row_blocks,
     by_rows,
     rows_are_psus,
 )
@@ -377,10 +378,10 @@ class Design:
     def vcov(self, influence: Influence) -> FloatArray:
         """The variance matrix of the totals of ``influence`` (``k x k``)."""
         x = self._residualised(influence)
-        if rows_are_psus(self._structure):
-            found = by_rows(x, self._structure)
-            if found is not None:
-                return found
+        s = self._structure
+        if rows_are_psus(s):  # no PSU totals (a rows x k matrix): sums over rows
+            found = by_rows(x, s)
+            return found if found is not None else by_row_blocks(x, s)
         return self.covariance(self._psu_sums(x))
 
     def variances(self, influence: Influence) -> tuple[FloatArray, Callable[[], FloatArray]]:
@@ -393,8 +394,9 @@ class Design:
         s = self._structure
         if rows_are_psus(s):  # no PSU totals (a rows x k matrix): sums over rows
             found = by_rows(x, s, diagonal=True)
-            if found is not None:
-                return found, lambda: self.vcov(influence)
+            if found is None:
+                found = by_row_blocks(x, s, diagonal=True)
+            return found, lambda: self.vcov(influence)
         z = self._psu_sums(x)
         return self.covariance(z, diagonal=True), lambda: self.covariance(z)
 

@@ -99,6 +99,19 @@ class Influence:
             out += cross if term.coef is None else cross @ term.coef
         return out
 
+    def block(self, start: int, stop: int) -> FloatArray:
+        """Rows ``start:stop`` of the rows x k matrix (a slice of :meth:`dense`)."""
+        out = np.zeros((stop - start, self.k))
+        for term in self.terms:
+            basis = term.basis
+            part = Basis(
+                basis.size,
+                codes=None if basis.codes is None else basis.codes[start:stop],
+                matrix=None if basis.matrix is None else basis.matrix[start:stop],
+            )
+            out += term.row[start:stop, None] * expand(part, term.coef, stop - start)
+        return out
+
     def dense(self) -> FloatArray:
         """The rows x k matrix itself (for small data and tests)."""
         n = len(self.terms[0].row) if self.terms else 0

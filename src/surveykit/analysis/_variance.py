@@ -264,6 +264,38 @@ def by_rows(x: Influence, s: _Structure, *, diagonal: bool = False) -> FloatArra
     return np.asarray(out, dtype=np.float64)
 
 
+BLOCK_CELLS = 1 << 19
+"""Influence values made at a time by :func:`by_row_blocks` (rows x k; 4 MiB)."""
+
+
+def by_row_blocks(x: Influence, s: _Structure, *, diagonal: bool = False) -> FloatArray:
+    """:func:`_stratified` of the totals of ``x`` when every PSU is one row, for any ``x``.
+
+    The PSU totals are the rows' influence values: made a block of rows at a time and
+    centred on their stratum's mean (two passes, as R's), so the memory stays one block
+    (:data:`BLOCK_CELLS`) whatever the rows and estimates (proportions by 90 domains of a
+    million rows: 450 columns, 3.4 GB at once).
+    """
+    h = len(s.n_psu)
+    n_h = s.n_psu.astype(np.float64)
+    means = x.sums(Basis.one_hot(s.strata, h)) / np.maximum(n_h, 1.0)[:, None]
+    means[_uncentred(s)] = 0.0
+    scale = _scales(s)
+    rows, k = len(s.strata), x.k
+    step = max(1, BLOCK_CELLS // max(k, 1))
+    out = np.zeros(k) if diagonal else np.zeros((k, k))
+    for start in range(0, rows, step):
+        stop = min(rows, start + step)
+        strata = s.strata[start:stop]
+        centred = x.block(start, stop) - means[strata]
+        weighted = centred * scale[strata][:, None]
+        if diagonal:
+            out += np.einsum("ik,ik->k", weighted, centred)
+        else:
+            out += weighted.T @ centred
+    return np.asarray(out, dtype=np.float64)
+
+
 def stratum_sums(z: FloatArray, s: _Structure) -> FloatArray:
     """Per stratum the sums of the PSU totals ``z`` (strata x k).
 
