@@ -538,13 +538,24 @@ def test_integer_groups_by_counting_equal_groups_by_hashing(values: list[int]) -
         pd.Series([3, 1, 3, 7, 1], dtype=np.int64),  # gaps in the range
         pd.Series([2, 0, 1, 1, 0], dtype=np.int64),  # every value of the range
         pd.Series([-5, 2, 2, -5], dtype=np.int16),
+        pd.Series([-100, 100, 0, 50, 100], dtype=np.int8),  # values - low overflow int8
         pd.Series(pd.Categorical(["b", None, "a", "b"], categories=["c", "b", "a"])),
         pd.Series(pd.Categorical(["x", "y", "x"], categories=["y", "x"], ordered=True)),
         pd.Series(["north", "south", None, "north"], dtype="string[pyarrow]"),
         pd.Series([2.5, np.nan, 1.0, 2.5]),
         pd.Series([True, False, True]),
     ],
-    ids=["int-gaps", "int-dense", "int16", "category-na", "ordered", "string", "float", "bool"],
+    ids=[
+        "int-gaps",
+        "int-dense",
+        "int16",
+        "int8-wide",
+        "category-na",
+        "ordered",
+        "string",
+        "float",
+        "bool",
+    ],
 )
 def test_groups_of_one_column_are_pandas_groups_in_the_columns_dtype(column: pd.Series) -> None:
     """One ``by`` column: ids, order and values (dtype kept) as pandas' ``groupby``."""

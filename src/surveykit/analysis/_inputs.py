@@ -210,9 +210,10 @@ def _small_integers(series: pd.Series) -> _Factor | None:
         return None
     low, high = int(values.min()), int(values.max())
     span = high - low + 1
-    if span > max(4 * len(values), 1024) or span > 10_000_000:
+    if span > max(4 * len(values), 1024) or span > 10_000_000 or high >= 2**63:
         return None
-    shifted = (values - low if low else values).astype(np.int64, copy=False)
+    wide = values.astype(np.int64, copy=False)  # int8 - low would wrap round
+    shifted = wide - low if low else wide
     present = np.bincount(shifted, minlength=span) > 0
     distinct = (np.flatnonzero(present) + low).astype(series.dtype)
     if len(distinct) < span:  # gaps in the range: close them up
