@@ -80,3 +80,42 @@ def test_means_by_cells_only_where_their_tables_are_short() -> None:
     clustered = _domains.means(sk.Design(df, weights="w", psu="psu"), y, ids, 5)
     # 900 PSUs x 6 cells > 2 per row; about 70 PSUs x 6 cells < 2 per row
     assert no_psu.domain_dof is None and clustered.domain_dof is not None
+
+
+@pytest.mark.parametrize("replicated", [False, True], ids=["linearised", "jk1"])
+def test_nobody_answered_gives_the_same_empty_figures_on_every_design(replicated: bool) -> None:
+    """No answers: no option rows for proportions and an NPS or means with se NaN, the same
+    whether the variance is linearised or from replicates (a replicate design failed)."""
+    df = pd.DataFrame(
+        {
+            "w": [1.0] * 6,
+            "psu": [1, 2, 3, 4, 5, 6],
+            "q": [None] * 6,
+            "s": [np.nan] * 6,
+            "g": ["a", "b"] * 3,
+        }
+    )
+    design = sk.Design(df, weights="w", psu="psu")
+    if replicated:
+        design = design.replicates("jk1")
+    assert sk.analysis.proportions(design, "q").empty
+    assert sk.analysis.proportions(design, "q", by="g").empty
+    nps = sk.analysis.nps(design, "s")
+    means = sk.analysis.means(design, "s", by="g")
+    assert len(nps) == 1 and nps["se"].isna().all() and nps["n"].tolist() == [0]
+    assert len(means) == 2 and means["se"].isna().all() and means["n"].tolist() == [0, 0]
+
+
+def test_a_design_of_no_rows_gives_empty_tables() -> None:
+    empty = pd.DataFrame(
+        {
+            "w": pd.Series([], dtype=float),
+            "y": pd.Series([], dtype=float),
+            "g": pd.Series([], dtype=np.int64),
+            "q": pd.Series([], dtype=object),
+        }
+    )
+    design = sk.Design(empty, weights="w")
+    assert sk.analysis.means(design, "y", by="g").empty
+    assert sk.analysis.totals(design, "y", by="g").empty
+    assert sk.analysis.proportions(design, "q", by="g").empty

@@ -121,6 +121,9 @@ def _variance(
     replicate design calls it (and only a linearised one the influence). The linearised
     vcov waits to be asked for: the frames need its diagonal, only comparisons the rest.
     """
+    k = np.size(estimate)
+    if not np.isfinite(estimate).any():  # no groups, or nobody answered: nothing to vary
+        return lambda: np.full((k, k), np.nan), np.full(k, np.nan)
     if isinstance(design, ReplicateDesign):
         vcov = design.replicate_vcov(statistic, np.ravel(estimate))
         return lambda: vcov, np.clip(np.diag(vcov), 0.0, None)
@@ -196,8 +199,8 @@ def means(
         sum_w = _sum(codes, w, groups)
         totals = _sum(codes, w * y0, groups)
     mean = _divide(totals, sum_w)
-    centre = float(np.nan_to_num(mean[0]))
-    if groups > 1:
+    centre = float(np.nan_to_num(mean[0])) if groups == 1 else 0.0
+    if groups != 1:
         resid = y0 - _padded(mean, 0.0)[codes]
         w_resid = w * resid
 
