@@ -8,7 +8,6 @@ from __future__ import annotations
 import dataclasses
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,8 +17,8 @@ import pytest
 import surveykit as sk
 from surveykit import analysis as sa
 from surveykit.analysis._replicates import _Jackknife
+from tests.analysis._api_data import FIXTURES, clus1, data, strat
 
-FIXTURES = Path(__file__).parent / "fixtures"
 R = json.loads((FIXTURES / "r_replicates.json").read_text())
 REL = 1e-6
 ABS_VARIANCE = 1e-20  # per squared unit of the estimate: a calibrated margin's 0 is ~1e-27
@@ -28,18 +27,6 @@ POPULATION = {"sch.wide": {"No": 1100, "Yes": 5094}, "awards": {"No": 2300, "Yes
 STYPE_TOTALS = {"E": 4421, "H": 755, "M": 1018}
 GREG: dict[str, Any] = {"stype": STYPE_TOTALS, "enroll": 3_700_000.0}
 TIGHT: dict[str, Any] = {"tol": 1e-12, "max_iter": 1000}  # R's epsilon = 1e-12, maxit = 1000
-
-
-def data(name: str) -> pd.DataFrame:
-    return pd.read_csv(FIXTURES / "data" / f"rep_{name}.csv")
-
-
-def clus1() -> sk.Design:
-    return sk.Design(data("apiclus1"), weights="pw", psu="dnum", fpc="fpc")
-
-
-def strat() -> sk.Design:
-    return sk.Design(data("apistrat"), weights="pw", strata="stype", fpc="fpc")
 
 
 def boot() -> sk.ReplicateDesign:

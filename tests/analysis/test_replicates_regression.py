@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -17,26 +16,14 @@ import pytest
 
 import surveykit as sk
 from surveykit.analysis import AnalysisInputError, regress
+from tests.analysis._api_data import FIXTURES, clus1, data, strat
 
-FIXTURES = Path(__file__).parent / "fixtures"
 R: dict[str, Any] = json.loads((FIXTURES / "r_replicates_regression.json").read_text())
 REL = 1e-6
 COLUMNS = ["estimate", "se", "statistic", "p_value", "ci_low", "ci_high"]
 ODDS = ["odds_ratio", "or_ci_low", "or_ci_high"]
 GREG: dict[str, Any] = {"stype": {"E": 4421, "H": 755, "M": 1018}, "enroll": 3_700_000.0}
 POPULATION = {"sch.wide": {"No": 1100, "Yes": 5094}, "awards": {"No": 2300, "Yes": 3894}}
-
-
-def data(name: str) -> pd.DataFrame:
-    return pd.read_csv(FIXTURES / "data" / f"rep_{name}.csv")
-
-
-def clus1() -> sk.Design:
-    return sk.Design(data("apiclus1"), weights="pw", psu="dnum", fpc="fpc")
-
-
-def strat() -> sk.Design:
-    return sk.Design(data("apistrat"), weights="pw", strata="stype", fpc="fpc")
 
 
 def boot() -> sk.ReplicateDesign:

@@ -9,6 +9,7 @@ making the rows x domains matrix of PSU totals.
 from __future__ import annotations
 
 import tracemalloc
+from collections.abc import Callable
 
 import numpy as np
 import pandas as pd
@@ -17,6 +18,22 @@ import pytest
 import surveykit as sk
 from surveykit.analysis import _variance
 from surveykit.analysis._influence import Basis, Influence
+
+
+def _with_peak(
+    estimate: Callable[..., pd.DataFrame], df: pd.DataFrame, question: str
+) -> tuple[pd.DataFrame, int]:
+    """``estimate`` by ``g`` on a weights-only design of ``df``, and its peak memory (bytes),
+    after a warm call on 50 rows (imports and caches do not count)."""
+    estimate(sk.Design(df.head(50), weights="w"), question, by="g")
+    design = sk.Design(df, weights="w")
+    tracemalloc.start()
+    try:
+        out = estimate(design, question, by="g")
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    return out, peak
 
 
 def _design(lonely: str, fpc: bool) -> tuple[sk.Design, pd.DataFrame]:
@@ -76,14 +93,7 @@ def test_means_by_many_domains_without_psus_make_no_rows_by_domains_matrix() -> 
             "g": rng.integers(0, 200, rows),
         }
     )
-    design = sk.Design(df, weights="w")
-    sk.analysis.means(sk.Design(df.head(50), weights="w"), "y", by="g")  # imports, warm
-    tracemalloc.start()
-    try:
-        out = sk.analysis.means(design, "y", by="g")
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    out, peak = _with_peak(sk.analysis.means, df, "y")
     assert len(out) == 200 and out["se"].gt(0).all()
     assert peak < 40 * 2**20  # MiB: a rows x domains float matrix alone is 305
     one = df[df["g"] == 17]  # the textbook se of one domain's mean, as a check
@@ -140,13 +150,6 @@ def test_proportions_by_many_domains_without_psus_stay_in_blocks() -> None:
             "g": rng.integers(0, 100, rows),
         }
     )
-    design = sk.Design(df, weights="w")
-    sk.analysis.proportions(sk.Design(df.head(50), weights="w"), "q", by="g")  # warm
-    tracemalloc.start()
-    try:
-        out = sk.analysis.proportions(design, "q", by="g")
-        _, peak = tracemalloc.get_traced_memory()
-    finally:
-        tracemalloc.stop()
+    out, peak = _with_peak(sk.analysis.proportions, df, "q")
     assert len(out) == 500 and out["se"].gt(0).all()
     assert peak < 40 * 2**20  # MiB
