@@ -392,6 +392,12 @@ USAGE = [
     ),
     pytest.param(["import", "R", "people.csv", "--region", "XX"], r"XX", id="import-region"),
     pytest.param(
+        ["sandbox", "serve", "--port", "99999"],
+        r"Invalid value for '--port'",
+        id="sandbox-port",  # was an OverflowError traceback from bind()
+    ),
+    pytest.param(["listen", "--port", "-1"], r"Invalid value for '--port'", id="listen-port"),
+    pytest.param(
         [
             "send",
             "people.csv",

@@ -172,7 +172,9 @@ def listen(
     host: Annotated[
         str, typer.Option(metavar="ADDRESS", help="Address to bind; loopback unless told.")
     ] = "127.0.0.1",
-    port: Annotated[int, typer.Option(metavar="PORT", help="Port; 0 picks a free one.")] = 0,
+    port: Annotated[
+        int, typer.Option(min=0, max=65535, metavar="PORT", help="Port; 0 picks a free one.")
+    ] = 0,
     db: Annotated[
         Path | None,
         typer.Option(

@@ -30,7 +30,7 @@ def sandbox_serve(
         str, typer.Option(metavar="ADDRESS", help="Address to bind; loopback unless told.")
     ] = "127.0.0.1",
     port: Annotated[
-        int, typer.Option(metavar="PORT", help="Port; 0 picks a free one.")
+        int, typer.Option(min=0, max=65535, metavar="PORT", help="Port; 0 picks a free one.")
     ] = DEFAULT_PORT,
     db: Annotated[
         Path | None,
